@@ -1,0 +1,153 @@
+"""The release's README (YAML front matter + dataset card) and its manifest.
+
+The YAML is produced by the same ``datasets``/``huggingface_hub`` classes that ``push_to_hub`` uses
+(``DatasetInfosDict``, ``MetadataConfigs``, ``DatasetCardData``), so the Hub and ``load_dataset`` read our folder
+exactly as they would read one pushed by ``datasets``. The card body is ``DATASET_CARD.md``, the single copy of the
+prose; a short generated section describes this particular build.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+import zlib
+from importlib import metadata
+from pathlib import Path
+
+from datasets.info import DatasetInfo, DatasetInfosDict
+from datasets.splits import SplitDict, SplitInfo
+from datasets.utils.metadata import MetadataConfigs
+from huggingface_hub import DatasetCardData
+
+from . import __version__
+from .configs import CONFIG_NAMES, ConfigSpec
+from .fsutil import BuildError, atomic_write_text
+from .spec import DATA_LICENSE, DATASET_REVISION, HUB_REPO_ID
+from .table import features
+
+MANIFEST = "manifest.json"
+README = "README.md"
+MANIFEST_FORMAT = "g2m-manifest/1"
+SHARD_NAME = re.compile(r"^(train|validation|test)-\d{5}-of-\d{5}\.parquet$")
+
+
+def card_body() -> str:
+    """DATASET_CARD.md: packaged inside the wheel, or read from the repository root in a source checkout."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "DATASET_CARD.md", here.parent / "DATASET_CARD.md"):
+        if candidate.is_file():
+            return candidate.read_text(encoding="utf-8")
+    raise BuildError("DATASET_CARD.md is missing from this installation")
+
+
+def load_manifest(out: Path) -> dict | None:
+    path = Path(out) / MANIFEST
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise BuildError(f"{path} is not a readable manifest: {e}") from None
+    if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
+        raise BuildError(f"{path} is not a g2m manifest (format {MANIFEST_FORMAT})")
+    return data
+
+
+def manifest_configs(manifest: dict) -> list[str]:
+    """The manifest's configs in release order (JSON keeps them sorted by name)."""
+    names = list(manifest.get("configs") or {})
+    unknown = [n for n in names if n not in CONFIG_NAMES]
+    if unknown:
+        raise BuildError(f"manifest names configs this package does not know: {', '.join(unknown)}")
+    return [n for n in CONFIG_NAMES if n in names]
+
+
+def describe_params(params: dict) -> str:
+    render = params.get("render", {})
+    return (f"--scale {params.get('scale')} --resolution {render.get('resolution')}"
+            + ("" if render.get("outline", True) else " --no-outline"))
+
+
+def _versions() -> dict:
+    out = {"python": ".".join(map(str, sys.version_info[:3])), "zlib": zlib.ZLIB_RUNTIME_VERSION}
+    for dist in ("numpy", "pyarrow", "datasets", "huggingface_hub"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = None
+    return out
+
+
+def render_readme(specs: list[ConfigSpec], split_stats: dict, params_json: dict) -> str:
+    """Front matter for every built config, then the card body and a description of this build."""
+    card = DatasetCardData(
+        license=DATA_LICENSE,
+        pretty_name="Grid2Matrix (G2M)",
+        task_categories=["image-to-text", "visual-question-answering"],
+        language=["en"],
+        tags=["vision-language-models", "benchmark", "synthetic", "grid-transcription", "probing"],
+        size_categories=["100K<n<1M"] if sum(s["rows"] for s in split_stats.values()) >= 100_000 else ["n<100K"],
+    )
+    infos, configs = {}, {}
+    for spec in specs:
+        info = DatasetInfo(config_name=spec.name, features=features(), splits=SplitDict(), download_size=0, dataset_size=0)
+        for split in spec.splits:
+            st = split_stats[(spec.name, split.name)]
+            info.splits.add(SplitInfo(name=split.name, num_bytes=st["num_bytes"], num_examples=st["rows"]))
+            info.download_size += st["size"]
+            info.dataset_size += st["num_bytes"]
+        infos[spec.name] = info
+        configs[spec.name] = {
+            "data_files": [{"split": s.name, "path": f"{spec.name}/{s.name}-*"} for s in spec.splits],
+            **({"default": True} if spec.name == "zero_shot" else {}),
+        }
+    DatasetInfosDict(infos).to_dataset_card_data(card)
+    MetadataConfigs(configs).to_dataset_card_data(card)
+    lines = ["", "## This build", "", f"Built by `g2m build` (grid2matrix {__version__}) with parameters "
+             f"`{json.dumps(params_json, sort_keys=True)}`. `manifest.json` lists the sha256 of every file; "
+             "`g2m verify` checks them and regenerates rows from their seeds.", "",
+             "| config | split | rows |", "|---|---|---:|"]
+    for spec in specs:
+        for split in spec.splits:
+            lines.append(f"| {spec.name} | {split.name} | {split_stats[(spec.name, split.name)]['rows']:,} |")
+    return f"---\n{card}\n---\n\n{card_body().rstrip()}\n" + "\n".join(lines) + "\n"
+
+
+def write_release_metadata(out: Path, specs: list[ConfigSpec], tasks: list, results: dict, params) -> dict:
+    """Remove stale shards, then write README.md and, last of all, manifest.json."""
+    planned = {t.relpath for t in tasks}
+    for spec in specs:
+        for p in sorted((out / spec.name).glob("*.parquet")):
+            rel = f"{spec.name}/{p.name}"
+            if rel not in planned and SHARD_NAME.match(p.name):
+                p.unlink()  # a shard of an abandoned build with other parameters: it would be read as data
+    split_stats: dict = {}
+    for t in tasks:
+        r = results[t.relpath]
+        st = split_stats.setdefault((t.config, t.split), {"rows": 0, "num_bytes": 0, "size": 0, "files": []})
+        st["rows"] += r.rows
+        st["num_bytes"] += r.num_bytes
+        st["size"] += r.size
+        st["files"].append(t.relpath)
+    readme = render_readme(specs, split_stats, params.to_json())
+    atomic_write_text(out / README, readme)
+    files = {rel: {"sha256": r.sha256, "size": r.size, "rows": r.rows} for rel, r in sorted(results.items())}
+    raw = readme.encode("utf-8")
+    files[README] = {"sha256": hashlib.sha256(raw).hexdigest(), "size": len(raw)}
+    manifest = {
+        "format": MANIFEST_FORMAT,
+        "generator": {"package": "grid2matrix", "version": __version__},
+        "intended_release": {"repo_id": HUB_REPO_ID, "revision": DATASET_REVISION} if params.scale == 1 else None,
+        "params": params.to_json(),
+        "configs": {
+            s.name: {sp.name: {"rows": split_stats[(s.name, sp.name)]["rows"], "files": split_stats[(s.name, sp.name)]["files"]}
+                     for sp in s.splits}
+            for s in sorted(specs, key=lambda s: CONFIG_NAMES.index(s.name))
+        },
+        "files": files,
+        "environment": _versions(),
+    }
+    atomic_write_text(out / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    return manifest

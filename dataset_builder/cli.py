@@ -1,0 +1,135 @@
+"""The ``g2m`` command: thin argument parsing over library calls.
+
+Each component contributes its subcommands through a ``register(subparsers)`` function; components whose optional
+dependencies are missing still show up, and say which extra to install when used. Every user error is one line on
+stderr and a non-zero exit, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from . import __version__
+from .configs import ROWS_PER_SHARD
+from .fsutil import BuildError
+
+#: (module, extra that provides its dependencies) for components outside the core.
+COMPONENTS: tuple[tuple[str, str], ...] = ()
+
+
+def _scale(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--scale must be a number in (0, 1], got {text!r}") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"--scale must be in (0, 1], got {text}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
+    return value
+
+
+def _cmd_build(args: argparse.Namespace) -> int:
+    from .build import BuildParams, build
+    from .generate import RenderOptions
+
+    render = RenderOptions(resolution=args.resolution, outline=not args.no_outline)
+    params = BuildParams(scale=args.scale, render=render, rows_per_shard=args.rows_per_shard)
+    manifest = build(args.out, args.configs, params, workers=args.workers, progress=not args.quiet)
+    rows = sum(s["rows"] for c in manifest["configs"].values() for s in c.values())
+    print(f"built {len(manifest['configs'])} configs, {rows:,} rows in {args.out}")
+    return 0
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from .verify import verify
+
+    report = verify(args.dir, sample=args.sample, workers=args.workers, progress=not args.quiet)
+    if report.ok:
+        print(f"OK: {report.files} files hashed, {report.rows:,} rows decoded, {report.regenerated:,} regenerated from seeds")
+        return 0
+    print(f"FAIL: {report.problems[0]}", file=sys.stderr)
+    return 1
+
+
+def _cmd_push(args: argparse.Namespace) -> int:
+    from .push import push
+
+    plan = push(args.dir, args.repo_id, revision=args.revision, private=args.private, dry_run=args.dry_run)
+    print(("dry run: " if args.dry_run else "done: ") + plan.describe())
+    return 0
+
+
+def _register_core(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("build", help="build a release folder (parquet shards, README, manifest)")
+    p.add_argument("--out", required=True, help="output folder (created; an interrupted build there is resumed)")
+    p.add_argument("--configs", default=None, help="comma-separated config names or globs (default: all)")
+    p.add_argument("--scale", type=_scale, default=1.0, help="keep this fraction of every block, in (0, 1]")
+    p.add_argument("--workers", type=_positive_int, default=None, help="worker processes (default: all cores)")
+    p.add_argument("--resolution", type=_positive_int, default=512, help="image side in pixels (release: 512)")
+    p.add_argument("--no-outline", action="store_true", help="draw cells without outlines (not the release)")
+    p.add_argument("--rows-per-shard", type=_positive_int, default=ROWS_PER_SHARD, help=argparse.SUPPRESS)
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_build)
+
+    p = sub.add_parser("verify", help="check hashes, pixels and seeds of a release folder")
+    p.add_argument("dir")
+    p.add_argument("--sample", type=int, default=None, help="regenerate only K rows per config (default: all)")
+    p.add_argument("--workers", type=_positive_int, default=None)
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=_cmd_verify)
+
+    p = sub.add_parser("push", help="upload a verified release to the Hugging Face Hub and tag it")
+    p.add_argument("dir")
+    p.add_argument("--repo-id", required=True, help="ORG/NAME of the dataset repository")
+    p.add_argument("--revision", default=None, help="tag to create for this release, e.g. v1.0.0")
+    p.add_argument("--private", action="store_true", help="create the repository as private")
+    p.add_argument("--dry-run", action="store_true", help="show what would be uploaded; contact nothing")
+    p.set_defaults(func=_cmd_push)
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="g2m", description="Grid2Matrix: build, evaluate, probe and rank.")
+    parser.add_argument("--version", action="version", version=f"grid2matrix {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _register_core(sub)
+    for module, extra in COMPONENTS:
+        try:
+            importlib.import_module(module).register(sub)
+        except ImportError as e:
+            p = sub.add_parser(module.split(".")[0], help=f"(needs: pip install 'grid2matrix[{extra}]')")
+            p.set_defaults(func=lambda _a, e=e, x=extra: _missing(e, x))
+    return parser
+
+
+def _missing(error: ImportError, extra: str) -> int:
+    print(f"g2m: error: {error}; install it with: pip install 'grid2matrix[{extra}]'", file=sys.stderr)
+    return 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = make_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (ValueError, BuildError, OSError) as e:
+        print(f"g2m: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("g2m: interrupted; nothing half-written was left behind. Run the same command again to resume.", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""File-system helpers that keep a release folder consistent: atomic writes, a build lock, temp-file cleanup."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+TEMP_MARK = ".g2m-tmp-"
+LOCK_NAME = ".g2m-build.lock"
+
+
+class BuildError(RuntimeError):
+    """A problem with the output folder or its contents, reported to the user in one line."""
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to a hidden temp file beside ``path``, fsync it, then rename it over ``path``.
+
+    The temp name starts with a dot, so neither ``load_dataset``'s ``<split>-*`` patterns nor an upload ever see it.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f"{TEMP_MARK}{os.getpid()}-{path.name}"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def remove_stale_temp_files(root: Path) -> int:
+    """Delete temp files left by an interrupted build (safe: callers hold the build lock)."""
+    count = 0
+    if root.is_dir():
+        for p in list(root.glob(f"{TEMP_MARK}*")) + list(root.glob(f"*/{TEMP_MARK}*")):
+            with contextlib.suppress(OSError):
+                p.unlink()
+                count += 1
+    return count
+
+
+@contextlib.contextmanager
+def build_lock(root: Path) -> Iterator[None]:
+    """Create ``root`` if needed and hold an exclusive lock on it, so two builds never interleave."""
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(root / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as e:
+        raise BuildError(f"cannot write to {root}: {e.strerror or e}") from None
+    if not os.access(root, os.W_OK):
+        os.close(fd)
+        raise BuildError(f"cannot write to {root}: permission denied")
+    try:
+        try:
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except ImportError:  # Windows: no advisory locks; builds there are single-user anyway
+            pass
+        except OSError:
+            raise BuildError(f"another g2m build is writing to {root}; wait for it to finish") from None
+        yield
+    finally:
+        os.close(fd)

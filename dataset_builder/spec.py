@@ -1,0 +1,61 @@
+"""The single source of truth for what a G2M release *is*.
+
+Everything that must agree between the builder, the harness tasks, the probes and the leaderboard lives here:
+the palette, the outline colour, the image size, where the release is published and which revision the
+harness pins. Nothing else in the repository may spell these values out again.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Colour(NamedTuple):
+    value: int
+    name: str
+    rgb: tuple[int, int, int]
+
+
+#: The palette of the paper, in value order. A grid with C colours uses values 0..C-1, i.e. the first C entries.
+PALETTE: tuple[Colour, ...] = (
+    Colour(0, "White", (255, 255, 255)),
+    Colour(1, "Red", (205, 78, 78)),
+    Colour(2, "Blue", (72, 105, 200)),
+    Colour(3, "Green", (85, 168, 104)),
+    Colour(4, "Orange", (221, 163, 85)),
+    Colour(5, "Purple", (153, 102, 204)),
+    Colour(6, "Yellow", (235, 215, 90)),
+    Colour(7, "Cyan", (100, 180, 190)),
+    Colour(8, "Pink", (215, 120, 155)),
+    Colour(9, "Brown", (160, 130, 110)),
+)
+
+#: Cell outlines are dark grey; it is palette index 10 in our PNGs (never a matrix value).
+OUTLINE_RGB: tuple[int, int, int] = (60, 60, 60)
+OUTLINE_INDEX = len(PALETTE)
+
+#: The background is white, the same colour as value 0: only the outlines delimit white cells.
+BACKGROUND_RGB: tuple[int, int, int] = PALETTE[0].rgb
+
+MIN_COLOURS = 3
+MAX_COLOURS = len(PALETTE)
+DEFAULT_RESOLUTION = 512
+
+#: Where the release lives and which tag the harness loads by default.
+HUB_REPO_ID = "grid2matrix/g2m"
+DATASET_REVISION = "v1.0.0"
+DATA_LICENSE = "cc-by-sa-4.0"
+
+PAPER_ARXIV = "2604.09687"
+AUTHORS_REPO = "https://github.com/zhykoties/Grid2Matrix_DigitalAgnosia"
+
+
+def colour_names(num_colours: int) -> list[str]:
+    """Names indexed by value for a grid with ``num_colours`` colours."""
+    check_num_colours(num_colours)
+    return [c.name for c in PALETTE[:num_colours]]
+
+
+def check_num_colours(num_colours: int) -> None:
+    if not isinstance(num_colours, int) or not MIN_COLOURS <= num_colours <= MAX_COLOURS:
+        raise ValueError(f"num_colors must be an integer from {MIN_COLOURS} to {MAX_COLOURS}, got {num_colours!r}")

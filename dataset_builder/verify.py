@@ -1,0 +1,200 @@
+"""``g2m verify``: prove that a release folder is exactly what its seeds say it is.
+
+Three layers, each catching what the one before cannot:
+1. files: every file in ``manifest.json`` has its sha256, and no unlisted file would be picked up as data;
+2. pixels, on every row: the image is decoded, the matrix read back from the cell centres must equal the ``matrix``
+   column, and re-rendering that matrix must reproduce every pixel (so even a one-pixel edit on an outline is seen,
+   also when the manifest was edited to match);
+3. seeds, on every row or a sample: the row regenerated from its seed must equal the stored one, PNG bytes included.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+from PIL import Image
+from tqdm.auto import tqdm
+
+from .build import BuildParams, ShardTask, plan_config
+from .card import MANIFEST, README, SHARD_NAME, load_manifest, manifest_configs
+from .configs import get_config
+from .fsutil import BuildError
+from .generate import RenderOptions, make_image, make_matrix
+from .prompt import build_prompt
+from .render import decode_indices, image_to_indices, render_indices
+from .spec import colour_names
+from .table import SCHEMA
+
+
+@dataclass
+class VerifyReport:
+    files: int = 0
+    rows: int = 0
+    regenerated: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _params(manifest: dict) -> BuildParams:
+    p = manifest["params"]
+    return BuildParams(scale=p["scale"], render=RenderOptions(**p["render"]), rows_per_shard=p["rows_per_shard"])
+
+
+def check_files(root: Path, manifest: dict) -> list[str]:
+    problems = []
+    files = manifest.get("files", {})
+    for rel, entry in sorted(files.items()):
+        path = root / rel
+        if not path.is_file():
+            problems.append(f"{rel}: listed in the manifest but missing")
+            continue
+        data = path.read_bytes()
+        if hashlib.sha256(data).hexdigest() != entry.get("sha256"):
+            problems.append(f"{rel}: sha256 differs from the manifest (the file was changed after the build)")
+    if README not in files:
+        problems.append(f"{README}: not listed in the manifest")
+    for config, splits in manifest.get("configs", {}).items():
+        for p in sorted((root / config).glob("*")):
+            rel = f"{config}/{p.name}"
+            if rel not in files and (SHARD_NAME.match(p.name) or any(p.name.startswith(f"{s}-") for s in splits)):
+                problems.append(f"{rel}: not in the manifest, yet load_dataset would read it as data")
+    return problems
+
+
+def _row_problem(task: ShardTask, row: dict, expected_block, index: int, regenerate: bool) -> str | None:
+    seed = expected_block.seed(index)
+    want_id = expected_block.sample_id(index)
+    if row["id"] != want_id:
+        return f"id is {row['id']!r} where the plan has {want_id!r}"
+    n, c = expected_block.grid_size, expected_block.num_colors
+    if row["seed"] != seed or row["grid_size"] != n or row["num_colors"] != c:
+        return f"seed/grid_size/num_colors are {row['seed']}/{row['grid_size']}/{row['num_colors']}, expected {seed}/{n}/{c}"
+    if row["colors"] != colour_names(c):
+        return "colors column differs from the palette"
+    if row["prompt"] != build_prompt(n, c):
+        return "prompt differs from the one this package writes"
+    png = (row.get("image") or {}).get("bytes") or b""
+    try:
+        with Image.open(io.BytesIO(png)) as im:
+            if im.format != "PNG":
+                return f"image is {im.format}, not PNG"
+            idx = image_to_indices(im)
+    except Exception as e:  # any undecodable image is a finding, never a crash
+        return f"image does not decode: {e}"
+    res = task.render.resolution
+    if idx.shape != (res, res):
+        return f"image is {idx.shape[1]}x{idx.shape[0]}, expected {res}x{res}"
+    try:
+        stored = np.asarray(row["matrix"], dtype=np.int16)
+    except (TypeError, ValueError):
+        return "matrix is ragged"
+    if stored.shape != (n, n):
+        return f"matrix is {stored.shape}, expected ({n}, {n})"
+    seen = decode_indices(idx, n, task.render.outline)
+    if (seen < 0).any():
+        r, col = map(int, np.argwhere(seen < 0)[0])
+        return f"cell ({r}, {col}) shows no palette colour at its centre"
+    if (seen != stored).any():
+        r, col = map(int, np.argwhere(seen != stored)[0])
+        return f"matrix says {stored[r, col]} at cell ({r}, {col}) but the image shows {seen[r, col]}"
+    diff = np.argwhere(render_indices(seen, res, task.render.outline) != idx)
+    if diff.size:
+        y, x = map(int, diff[0])
+        return f"pixel (x={x}, y={y}) differs from the rendering of the grid ({len(diff)} pixels differ)"
+    if regenerate:
+        if (make_matrix(seed, n, c) != stored).any():
+            return f"matrix differs from the one seed {seed} generates"
+        if make_image(stored.astype(np.int8), task.render) != png:
+            return f"PNG bytes differ from the ones seed {seed} generates"
+    return None
+
+
+def check_shard(task: ShardTask, root: str, regenerate_rows: frozenset[int]) -> tuple[int, int, str | None]:
+    """(rows checked, rows regenerated, first problem) for one shard."""
+    path = Path(root) / task.relpath
+    try:
+        table = pq.read_table(path)
+    except Exception as e:
+        return 0, 0, f"{task.relpath}: not a readable parquet file ({e})"
+    if not table.schema.remove_metadata().equals(SCHEMA.remove_metadata()):
+        return 0, 0, f"{task.relpath}: columns or types differ from the release schema"
+    if table.num_rows != task.rows:
+        return 0, 0, f"{task.relpath}: {table.num_rows} rows, the plan has {task.rows}"
+    expected = [(b, i) for b, start, stop in task.runs for i in range(start, stop)]
+    regenerated = 0
+    for k, row in enumerate(table.to_pylist()):
+        block, i = expected[k]
+        regen = k in regenerate_rows
+        why = _row_problem(task, row, block, i, regen)
+        regenerated += regen
+        if why:
+            return k, regenerated, f"{task.relpath} row {k} (id {row.get('id')}): {why}"
+    return table.num_rows, regenerated, None
+
+
+def _regen_rows(tasks: Sequence[ShardTask], sample: int | None) -> dict[str, frozenset[int]]:
+    """Which rows of each shard to regenerate: all, or ``sample`` spread evenly over each config."""
+    out = {}
+    by_config: dict[str, list[tuple[str, int]]] = {}
+    for t in tasks:
+        by_config.setdefault(t.config, []).extend((t.relpath, k) for k in range(t.rows))
+    for rows in by_config.values():
+        pick = rows if sample is None or sample >= len(rows) else [rows[int(j)] for j in np.linspace(0, len(rows) - 1, sample)]
+        for rel, k in pick:
+            out.setdefault(rel, set()).add(k)
+    return {t.relpath: frozenset(out.get(t.relpath, ())) for t in tasks}
+
+
+def verify(root: str | os.PathLike, sample: int | None = None, workers: int | None = None, progress: bool = True) -> VerifyReport:
+    root = Path(root)
+    if sample is not None and sample < 0:
+        raise ValueError(f"--sample must be a non-negative integer, got {sample}")
+    manifest = load_manifest(root)
+    if manifest is None:
+        raise BuildError(f"{root / MANIFEST} is missing: not a finished g2m build")
+    report = VerifyReport(files=len(manifest.get("files", {})))
+    report.problems += check_files(root, manifest)
+    if report.problems:
+        return report
+    params = _params(manifest)
+    names = manifest_configs(manifest)
+    tasks = [t for name in names for t in plan_config(get_config(name).scaled(params.scale), params.render, params.rows_per_shard)]
+    listed = {rel for name in manifest["configs"] for split in manifest["configs"][name].values() for rel in split["files"]}
+    if {t.relpath for t in tasks} != listed:
+        report.problems.append("manifest: the shard files it lists are not the ones its parameters plan")
+        return report
+    regen = _regen_rows(tasks, sample)
+    bar = tqdm(total=sum(t.rows for t in tasks), unit="img", desc="g2m verify", disable=not progress)
+    workers = max(1, workers or os.cpu_count() or 1)
+    args = [(t, str(root), regen[t.relpath]) for t in tasks]
+    if workers == 1 or len(tasks) == 1:
+        outcomes = (check_shard(*a) for a in args)
+        pool = None
+    else:
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"))
+        outcomes = pool.map(check_shard, *zip(*args, strict=True))
+    try:
+        for rows, regenerated, problem in outcomes:  # in release order, so the first problem is the first bad row
+            report.rows += rows
+            report.regenerated += regenerated
+            bar.update(rows)
+            if problem:
+                report.problems.append(problem)
+                break
+    finally:
+        bar.close()
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    return report

@@ -1,0 +1,25 @@
+"""Shared fixtures: small releases built once per session with the real builder."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from dataset_builder.build import BuildParams, build  # noqa: E402
+
+#: Small but complete: every zero_shot (N, C) block, and one probing config with all three splits.
+SMALL_CONFIGS = "zero_shot,probe_n20_c3"
+SMALL_SCALE = 0.02
+
+
+@pytest.fixture(scope="session")
+def small_release(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("release") / "g2m"
+    build(out, SMALL_CONFIGS, BuildParams(scale=SMALL_SCALE, rows_per_shard=60), workers=2, progress=False)
+    return out

@@ -1,0 +1,45 @@
+"""Bad arguments get one line on stderr and a non-zero exit, never a traceback."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import g2m
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["build", "--out", "{tmp}/a", "--configs", "zero_shot,nope"], "unknown config 'nope'"),
+        (["build", "--out", "{tmp}/a", "--configs", "probe_n99*"], "unknown config 'probe_n99*'"),
+        (["build", "--out", "{tmp}/a", "--scale", "0"], "--scale must be in (0, 1]"),
+        (["build", "--out", "{tmp}/a", "--scale", "1.5"], "--scale must be in (0, 1]"),
+        (["build", "--out", "{tmp}/a", "--scale", "abc"], "--scale must be a number"),
+        (["build", "--out", "{tmp}/file/sub", "--scale", "0.01", "--configs", "zero_shot"], "cannot write to"),
+        (["build", "--out", "{tmp}/a", "--resolution", "32", "--configs", "zero_shot"], "a 48x48 grid does not fit in 32x32 pixels"),
+        (["build", "--out", "{tmp}/a", "--workers", "0"], "expected a positive integer"),
+        (["verify", "{tmp}/nothing"], "manifest.json is missing"),
+        (["verify", "{tmp}/file"], "manifest.json is missing"),
+        (["push", "{tmp}/nothing", "--repo-id", "org/x", "--dry-run"], "manifest.json is missing"),
+    ],
+)
+def test_bad_arguments_give_one_line_and_a_non_zero_exit(tmp_path, args, message):
+    (tmp_path / "file").write_text("a regular file")
+    res = g2m(*[a.replace("{tmp}", str(tmp_path)) for a in args])
+    assert res.returncode != 0
+    lines = [line for line in res.stderr.splitlines() if line.strip() and not line.startswith(("usage:", " "))]
+    assert len(lines) == 1, res.stderr
+    assert message in lines[0]
+    assert "Traceback" not in res.stderr
+    assert not (tmp_path / "a" / "manifest.json").exists()
+
+
+def test_a_folder_with_someone_elses_manifest_is_not_touched(tmp_path):
+    (tmp_path / "manifest.json").write_text('{"name": "something else"}')
+    res = g2m("build", "--out", str(tmp_path), "--configs", "zero_shot", "--scale", "0.01", "--quiet")
+    assert res.returncode == 2 and "is not a g2m manifest" in res.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".g2m-build.lock", "manifest.json"]
+
+
+def test_help_and_version():
+    assert g2m("--help").returncode == 0
+    assert "grid2matrix" in g2m("--version").stdout
