@@ -17,7 +17,7 @@ from .configs import ROWS_PER_SHARD
 from .fsutil import BuildError
 
 #: (module, extra that provides its dependencies) for components outside the core.
-COMPONENTS: tuple[tuple[str, str], ...] = ()
+COMPONENTS: tuple[tuple[str, str], ...] = (("harness_tasks.cli", "harness"),)
 
 
 def _scale(text: str) -> float:
@@ -126,6 +126,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, BuildError, OSError) as e:
         print(f"g2m: error: {e}", file=sys.stderr)
         return 2
+    except ImportError as e:
+        return _missing(e, getattr(args, "extra", "harness"))
     except KeyboardInterrupt:
         print("g2m: interrupted; nothing half-written was left behind. Run the same command again to resume.", file=sys.stderr)
         return 130

@@ -1,0 +1,5 @@
+"""G2M for lm-evaluation-harness: the task folder, the cascading parser, the metrics and two reference models."""
+
+from pathlib import Path
+
+TASK_DIR = Path(__file__).resolve().parent / "tasks"

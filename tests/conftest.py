@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,8 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# datasets' Arrow cache of local builds goes to a throw-away folder, never the user's ~/.cache
+os.environ["HF_DATASETS_CACHE"] = tempfile.mkdtemp(prefix="g2m-tests-hf-")
 
 from dataset_builder.build import BuildParams, build  # noqa: E402
 

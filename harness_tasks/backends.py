@@ -1,0 +1,32 @@
+"""Backend-specific defaults, kept to the minimum: our vLLM path is lm-eval's own ``vllm-vlm``.
+
+The one thing vLLM cannot guess is ``max_model_len``: too small and the 64x64 answers are cut (or rejected), too
+large and the KV cache does not fit. We size it from the largest grid in the selected tasks
+(``budget.suggest_max_model_len``) unless the user set it, and cap images per prompt at the one G2M sends.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .budget import suggest_max_model_len
+from .taskgen import all_tasks, groups
+
+
+def grid_sizes(tasks: tuple[str, ...]) -> list[int]:
+    sizes = {t: n for t, n, _ in all_tasks()}
+    names = [m for t in tasks for m in groups().get(t, [t])]
+    return sorted({sizes[n] for n in names if n in sizes})
+
+
+def effective_model_args(model: str, model_args: str, tasks: tuple[str, ...]) -> str:
+    """``model_args`` with vLLM's context length and image limit filled in when the user left them out."""
+    if model != "vllm-vlm":
+        return model_args
+    keys = {m.group(1) for m in re.finditer(r"(?:^|,)\s*([A-Za-z_]+)\s*=", model_args)}
+    extra = []
+    if not keys & {"max_model_len", "max_length"} and grid_sizes(tasks):
+        extra.append(f"max_model_len={suggest_max_model_len(max(grid_sizes(tasks)))}")
+    if "max_images" not in keys:
+        extra.append("max_images=1")
+    return ",".join([a for a in [model_args.strip(",")] if a] + extra)

@@ -1,0 +1,71 @@
+"""``g2m eval`` and ``g2m tasks-dir``: thin argument parsing over ``harness_tasks.evaluate``."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+DEMO_SCALE = 0.05
+
+
+def _eval(args: argparse.Namespace) -> int:
+    from .evaluate import BASELINES, EvalSpec, run_eval
+    from .report_table import score_table
+
+    logging.getLogger("lm_eval").setLevel(logging.INFO if args.verbose else logging.WARNING)
+    tasks = tuple(t.strip() for t in args.tasks.split(",") if t.strip())
+    data = args.data
+    if args.model is None:
+        data = data or _demo_release(Path(args.output) / "data", args.scale)
+    elif data is None:
+        print("g2m: reading the zero_shot config from the Hugging Face Hub (pass --data DIR for a local build)", file=sys.stderr)
+    models = [args.model] if args.model else list(BASELINES)
+    common = dict(tasks=tasks, data=data, output=args.output, limit=args.limit, batch_size=args.batch_size,
+                  device=args.device, apply_chat_template=not args.no_chat_template, gen_kwargs=args.gen_kwargs,
+                  resume=not args.no_resume)
+    specs = [EvalSpec(model=m, model_args=args.model_args if args.model else "", **common) for m in models]
+    for spec in specs:
+        results = run_eval(spec)
+        print(score_table(results, f"{spec.display_name} on {', '.join(tasks)}"))
+        print(f"\nresults and samples: {results['output_dir']}\n")
+    return 0
+
+
+def _demo_release(out: Path, scale: float) -> str:
+    from dataset_builder.build import BuildParams, build
+
+    print(f"g2m: no --model: building a {scale:g}-scale zero_shot release in {out} and scoring the built-in "
+          "baselines (g2m-oracle, g2m-random)", file=sys.stderr)
+    build(out, "zero_shot", BuildParams(scale=scale), progress=True)
+    return str(out)
+
+
+def _tasks_dir(_args: argparse.Namespace) -> int:
+    from .taskgen import TASK_DIR
+
+    print(TASK_DIR)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("eval", help="evaluate a VLM (or, with no --model, the built-in baselines) with lm-eval")
+    p.add_argument("--model", default=None, help="lm-eval backend: vllm-vlm, hf-multimodal, local-chat-completions, "
+                                                 "g2m-oracle, g2m-random (default: both baselines on a small local build)")
+    p.add_argument("--model-args", default="", help="backend arguments, e.g. pretrained=Qwen/Qwen3-VL-8B-Instruct,max_model_len=20480")
+    p.add_argument("--tasks", default="g2m", help="comma-separated tasks or groups (g2m, g2m_lite, g2m_c3, g2m_n09_c3, ...)")
+    p.add_argument("--data", default=None, help="a local build (g2m build) instead of the Hub release")
+    p.add_argument("--output", default="g2m-runs", help="where results, samples and the resume cache go")
+    p.add_argument("--limit", type=int, default=None, help="first K rows of each task (for smoke tests)")
+    p.add_argument("--batch-size", default="1")
+    p.add_argument("--device", default=None, help="e.g. cuda:0 or cpu (hf-multimodal)")
+    p.add_argument("--gen-kwargs", default=None, help="override generation settings, e.g. max_gen_toks=32768")
+    p.add_argument("--no-chat-template", action="store_true", help="do not apply the model's chat template")
+    p.add_argument("--no-resume", action="store_true", help="ignore and do not write the request cache")
+    p.add_argument("--scale", type=float, default=DEMO_SCALE, help="size of the demo build when no --model is given")
+    p.add_argument("--verbose", action="store_true", help="show lm-eval's own log")
+    p.set_defaults(func=_eval, extra="harness")
+
+    p = sub.add_parser("tasks-dir", help="print the installed lm-eval task folder (for lm_eval --include_path)")
+    p.set_defaults(func=_tasks_dir)

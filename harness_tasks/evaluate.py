@@ -1,0 +1,140 @@
+"""``g2m eval``: ``lm_eval.simple_evaluate`` on the installed G2M task folder, with samples always logged,
+resumable runs, and the provenance a leaderboard needs (data source and revision, package versions) in the results.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+from dataset_builder import __version__
+
+from . import data
+from .backends import effective_model_args
+from .taskgen import TASK_DIR, TASK_VERSION, all_tasks, groups
+
+BASELINES = ("g2m-oracle", "g2m-random")
+_VERSIONED = ("lm_eval", "datasets", "transformers", "torch", "vllm", "numpy", "pillow", "huggingface_hub")
+
+
+@dataclass(frozen=True)
+class EvalSpec:
+    """One evaluation run. Validated on construction, so a typo fails before any model is loaded."""
+
+    model: str
+    model_args: str = ""
+    tasks: tuple[str, ...] = ("g2m",)
+    data: str | None = None  # a local build; None reads the Hub release at the pinned revision
+    output: str = "g2m-runs"
+    limit: int | None = None
+    batch_size: str = "1"
+    device: str | None = None
+    apply_chat_template: bool = True
+    gen_kwargs: str | None = None
+    resume: bool = True
+    resume_chunk: int = 256  # requests per committed chunk: a crash loses at most this many answers
+    extra_metadata: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        known = {t for t, _, _ in all_tasks()} | set(groups())
+        unknown = [t for t in self.tasks if t not in known]
+        if unknown or not self.tasks:
+            raise ValueError(f"unknown G2M task(s) {', '.join(unknown) or '(none given)'}; "
+                             f"groups: {', '.join(groups())}; tasks look like g2m_n09_c3")
+        if self.resume_chunk < 1:
+            raise ValueError(f"resume_chunk must be at least 1, got {self.resume_chunk}")
+        if self.limit is not None and self.limit < 1:
+            raise ValueError(f"--limit must be a positive integer, got {self.limit}")
+        if self.data is not None and not Path(self.data).is_dir():
+            raise ValueError(f"--data {self.data!r} is not a folder; build one with: g2m build --out DIR --configs zero_shot")
+
+    @property
+    def run_key(self) -> str:
+        """Identity of the answers: the request cache of one run is never reused by another model or setting."""
+        raw = json.dumps([self.model, self.model_args, self.gen_kwargs, self.apply_chat_template, TASK_VERSION])
+        return hashlib.sha256(raw.encode()).hexdigest()[:12]
+
+    @property
+    def display_name(self) -> str:
+        m = re.search(r"(?:^|,)(?:pretrained|model|path)=([^,]+)", self.model_args)
+        return m.group(1) if m else self.model
+
+
+class _QuietCustomDataset(logging.Filter):
+    """lm-eval warns once per task that uses ``custom_dataset``; with 45 tasks that buries real warnings."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "Custom kwargs can be passed" not in record.getMessage()
+
+
+def quiet_lm_eval() -> None:
+    logging.getLogger("lm_eval.api.task").addFilter(_QuietCustomDataset())
+
+
+def versions() -> dict:
+    out = {"grid2matrix": __version__}
+    for dist in _VERSIONED:
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = None
+    return out
+
+
+def _sanitize(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "__", name).strip("_") or "model"
+
+
+def run_eval(spec: EvalSpec) -> dict:
+    """Evaluate and save ``results_*.json`` and ``samples_*.jsonl`` under ``spec.output/<model>/``."""
+    from lm_eval import simple_evaluate
+    from lm_eval.api.registry import get_model
+    from lm_eval.loggers import EvaluationTracker
+    from lm_eval.tasks import TaskManager
+
+    from . import models  # noqa: F401  registers g2m-oracle and g2m-random
+    from .resume import ResumableLM
+
+    quiet_lm_eval()
+    task_metadata = {**({"g2m_data": str(Path(spec.data).resolve())} if spec.data else {}), **spec.extra_metadata}
+    provenance = data.provenance(task_metadata.get("g2m_data"))
+    try:
+        lm_class = get_model(spec.model)
+    except ValueError as e:
+        raise ValueError(f"{e} (G2M adds {', '.join(BASELINES)})") from None
+    model_args = effective_model_args(spec.model, spec.model_args, spec.tasks)
+    lm = lm_class.create_from_arg_string(model_args, {"batch_size": spec.batch_size, "max_batch_size": None,
+                                                           "device": spec.device})
+    out = Path(spec.output)
+    name = _sanitize(spec.display_name)
+    if spec.resume:
+        lm = ResumableLM(lm, out / "cache" / f"{name}-{spec.run_key}_rank0.db", chunk=spec.resume_chunk)
+    tracker = EvaluationTracker(output_path=str(out))
+    try:
+        results = simple_evaluate(
+            model=lm, model_args=model_args, tasks=list(spec.tasks),
+            task_manager=TaskManager(include_path=str(TASK_DIR), include_defaults=False, metadata=task_metadata),
+            log_samples=True, evaluation_tracker=tracker, apply_chat_template=spec.apply_chat_template,
+            gen_kwargs=spec.gen_kwargs, limit=spec.limit, batch_size=spec.batch_size, device=spec.device,
+            bootstrap_iters=1000, verbosity=logging.getLevelName(logging.getLogger("lm_eval").getEffectiveLevel()),
+        )
+    finally:
+        if spec.resume:
+            lm.close()
+    results["config"]["model"] = spec.model
+    results["g2m"] = {"data": provenance, "task_version": TASK_VERSION, "versions": versions(),
+                      "cache": getattr(lm, "cache_db", None),
+                      "resumed_answers": getattr(lm, "hits", 0), "generated_answers": getattr(lm, "misses", None)}
+    samples = results.pop("samples")
+    tracker.general_config_tracker.model_name = spec.display_name
+    tracker.general_config_tracker.model_name_sanitized = name
+    tracker.save_results_aggregated(results=results, samples=samples)
+    for task in results["configs"]:
+        tracker.save_results_samples(task_name=task, samples=samples[task])
+    results["output_dir"] = str(out / name)
+    return results

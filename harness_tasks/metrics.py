@@ -1,0 +1,54 @@
+"""Scores of one parsed answer against its target: small pure functions, shared by the harness and the leaderboard.
+
+A prediction is a sequence of rows (possibly ragged, too short or too long) or ``None`` for a parse failure. Cells
+are compared by position: a missing cell is wrong, cells past row N or column N are ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+Grid = Sequence[Sequence[int]]
+
+
+def _n(target: Grid) -> int:
+    n = len(target)
+    if n == 0 or any(len(row) != n for row in target):
+        raise ValueError("target must be a non-empty N x N matrix")
+    return n
+
+
+def cell_mask(pred: Grid | None, target: Grid) -> list[list[int]]:
+    """1 where the predicted cell equals the target cell, 0 where it differs or is missing."""
+    n = _n(target)
+    pred = pred or ()
+    out = []
+    for r in range(n):
+        row = pred[r] if r < len(pred) else ()
+        out.append([int(c < len(row) and row[c] == target[r][c]) for c in range(n)])
+    return out
+
+
+def cell_accuracy(pred: Grid | None, target: Grid) -> float:
+    """Correct cells / N^2."""
+    n = _n(target)
+    if not pred:
+        return 0.0
+    correct = 0
+    for r in range(min(n, len(pred))):
+        row, want = pred[r], target[r]
+        correct += sum(1 for c in range(min(n, len(row))) if row[c] == want[c])
+    return correct / (n * n)
+
+
+def exact_match(pred: Grid | None, target: Grid) -> float:
+    """1.0 only for an N x N prediction with every cell right."""
+    n = _n(target)
+    if pred is None or len(pred) != n or any(len(row) != n for row in pred):
+        return 0.0
+    return float(all(list(p) == list(t) for p, t in zip(pred, target, strict=True)))
+
+
+def chance_cell_accuracy(num_colors: int) -> float:
+    """Expected cell accuracy of uniform random guessing."""
+    return 1.0 / num_colors

@@ -1,0 +1,46 @@
+"""The score table ``g2m eval`` prints: one row per grid size, one column pair per palette size."""
+
+from __future__ import annotations
+
+import re
+
+_TASK = re.compile(r"^g2m_n(\d+)_c(\d+)$")
+SCORES = ("exact_match", "cell_accuracy", "parse_failed", "truncated")
+
+
+def _value(entry: dict, metric: str) -> float | None:
+    v = entry.get(f"{metric},none")
+    return v if isinstance(v, (int, float)) else None
+
+
+def score_table(results: dict, title: str) -> str:
+    """Markdown: exact match / cell accuracy per (N, C), then each group's four scores."""
+    cells: dict[tuple[int, int], dict] = {}
+    for task, entry in results.get("results", {}).items():
+        m = _TASK.match(task.strip(" -"))
+        if m:
+            cells[(int(m.group(1)), int(m.group(2)))] = entry
+    if not cells:
+        return f"{title}: no G2M task results"
+    sizes = sorted({n for n, _ in cells})
+    colours = sorted({c for _, c in cells})
+    head = "| N | " + " | ".join(f"C={c} exact | C={c} cell" for c in colours) + " | parse fail | truncated |"
+    lines = [f"### {title}", "", head, "|---:|" + "---:|" * (2 * len(colours) + 2)]
+    for n in sizes:
+        row = [str(n)]
+        fails, truncs = [], []
+        for c in colours:
+            e = cells.get((n, c), {})
+            em, ca = _value(e, "exact_match"), _value(e, "cell_accuracy")
+            row += ["-" if em is None else f"{em:.2f}", "-" if ca is None else f"{ca:.3f}"]
+            fails.append(_value(e, "parse_failed") or 0.0)
+            truncs.append(_value(e, "truncated") or 0.0)
+        row += [f"{sum(fails) / len(fails):.2f}", f"{sum(truncs) / len(truncs):.2f}"]
+        lines.append("| " + " | ".join(row) + " |")
+    group_rows = [(g, e) for g, e in results.get("groups", results.get("results", {})).items() if not _TASK.match(g.strip(" -"))]
+    if group_rows:
+        lines += ["", "| group | " + " | ".join(SCORES) + " |", "|---|" + "---:|" * len(SCORES)]
+        for g, e in group_rows:
+            vals = [_value(e, s) for s in SCORES]
+            lines.append(f"| {g} | " + " | ".join("-" if v is None else f"{v:.3f}" for v in vals) + " |")
+    return "\n".join(lines)

@@ -1,0 +1,45 @@
+"""Check the task folder the way lm-eval will read it.
+
+lm-eval skips a YAML it cannot parse without a word (and ``lm-eval validate`` only checks that names exist), so a
+typo would silently drop a task from the ``g2m`` group. This loads every file with its ``!function`` hooks resolved,
+checks that the index holds exactly the expected tasks and groups, and, given data, builds every task.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import TASK_DIR
+from .taskgen import TEMPLATE, all_tasks, groups, out_of_sync
+
+
+def expected_names() -> list[str]:
+    return [t for t, _, _ in all_tasks()] + list(groups())
+
+
+def validate(folder: Path = TASK_DIR, data: str | None = None) -> list[str]:
+    """Problems found (empty when the folder is sound)."""
+    from lm_eval.tasks import TaskManager
+    from lm_eval.tasks._yaml_loader import load_yaml
+
+    problems = [f"{name}: out of sync with taskgen.py (run scripts/gen_tasks.py)" for name in out_of_sync(folder)]
+    for path in sorted(folder.glob("*.yaml")) + [folder / TEMPLATE]:
+        try:
+            load_yaml(path, resolve_func=True)
+        except Exception as e:  # every failure is a finding
+            problems.append(f"{path.name}: does not load: {e}")
+    tm = TaskManager(include_path=str(folder), include_defaults=False, metadata={"g2m_data": data} if data else None)
+    indexed = set(tm.all_subtasks) | set(tm.all_groups)
+    problems += [f"{name}: missing from lm-eval's index" for name in expected_names() if name not in indexed]
+    problems += [f"{name}: indexed but not expected" for name in sorted(indexed - set(expected_names()))]
+    if data and not problems:
+        loaded = tm.load(["g2m"])["tasks"]
+        for name, task in sorted(loaded.items()):
+            docs = list(task.eval_docs)
+            if not docs:
+                problems.append(f"{name}: no documents")
+            elif "<image>" not in task.doc_to_text(docs[0]):
+                problems.append(f"{name}: the prompt lacks the <image> placeholder")
+        if len(loaded) != len(all_tasks()):
+            problems.append(f"group g2m builds {len(loaded)} tasks, expected {len(all_tasks())}")
+    return problems

@@ -1,0 +1,138 @@
+"""The harness end to end through real lm-eval: built-in models, resumption, truncation and both CLIs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import REPO
+
+from harness_tasks import models
+from harness_tasks.evaluate import EvalSpec, run_eval
+from harness_tasks.taskgen import all_tasks
+
+
+def _scores(results: dict, name: str) -> dict:
+    entry = results["results"][name]
+    return {k.split(",")[0]: v for k, v in entry.items() if k.endswith(",none") and "_stderr" not in k}
+
+
+@pytest.fixture(scope="module")
+def oracle_run(small_release, tmp_path_factory):
+    return run_eval(EvalSpec(model="g2m-oracle", data=str(small_release), output=str(tmp_path_factory.mktemp("runs"))))
+
+
+def test_the_oracle_scores_100_percent_on_every_task(oracle_run):
+    for name, _, _ in all_tasks():
+        s = _scores(oracle_run, name)
+        assert (s["exact_match"], s["cell_accuracy"], s["parse_failed"], s["truncated"]) == (1.0, 1.0, 0.0, 0.0), name
+        assert s["parse_strategy"] == "list_literal:2"
+    assert _scores(oracle_run, "g2m")["exact_match"] == 1.0
+
+
+def test_results_pin_data_task_version_and_package_versions(oracle_run, small_release):
+    g2m = oracle_run["g2m"]
+    assert g2m["data"]["source"] == str(Path(small_release).resolve()) and g2m["data"]["manifest_sha256"]
+    assert g2m["task_version"] == 1.0 and g2m["versions"]["grid2matrix"] and g2m["versions"]["lm_eval"] == "0.4.13"
+    assert oracle_run["versions"]["g2m_n09_c3"] == 1.0
+    assert oracle_run["config"]["model"] == "g2m-oracle"
+
+
+def test_samples_are_logged_with_masks_and_strategies(oracle_run):
+    out = Path(oracle_run["output_dir"])
+    files = sorted(out.glob("samples_g2m_n05_c10_*.jsonl"))
+    assert len(files) == 1 and sorted(out.glob("results_*.json"))
+    rows = [json.loads(line) for line in files[0].read_text().splitlines()]
+    assert len(rows) == 2
+    for row in rows:
+        assert row["cell_mask"] == [[1] * 5] * 5 and row["parse_strategy"] == "list_literal"
+        assert row["doc"]["id"].startswith("zs-n05-c10-") and len(row["doc"]["image"]) == 64  # image kept as a hash
+        assert row["arguments"]["gen_args_0"]["arg_1"]["max_gen_toks"] == 256
+
+
+def test_the_random_model_is_at_chance(small_release, tmp_path):
+    res = run_eval(EvalSpec(model="g2m-random", tasks=("g2m_c3", "g2m_c5", "g2m_c10"), data=str(small_release),
+                            output=str(tmp_path)))
+    for c in (3, 5, 10):
+        s = _scores(res, f"g2m_c{c}")
+        assert abs(s["cell_accuracy"] - 1 / c) < 0.06, (c, s)
+        assert s["exact_match"] == 0.0 and s["parse_failed"] == 0.0
+
+
+def test_a_run_that_dies_resumes_without_redoing_finished_requests(small_release, tmp_path, monkeypatch):
+    spec = EvalSpec(model="g2m-oracle", tasks=("g2m",), data=str(small_release), output=str(tmp_path), resume_chunk=32)
+    calls = {"n": 0}
+    real = models.OracleLM.answer
+
+    def dying(self, context, image):
+        calls["n"] += 1
+        if calls["n"] > 70:
+            raise RuntimeError("simulated crash (GPU lost)")
+        return real(self, context, image)
+
+    monkeypatch.setattr(models.OracleLM, "answer", dying)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        run_eval(spec)
+    monkeypatch.setattr(models.OracleLM, "answer", real)
+    res = run_eval(spec)
+    assert res["g2m"]["resumed_answers"] == 64  # the two chunks finished before the crash were committed
+    assert res["g2m"]["generated_answers"] == 90 - 64
+    assert _scores(res, "g2m")["exact_match"] == 1.0
+    # another model never reads this model's answers
+    other = run_eval(EvalSpec(model="g2m-random", tasks=("g2m",), data=str(small_release), output=str(tmp_path)))
+    assert other["g2m"]["resumed_answers"] == 0
+
+
+def test_the_authors_2048_token_cap_shows_up_as_truncation(small_release, tmp_path):
+    res = run_eval(EvalSpec(model="g2m-oracle", tasks=("g2m_n32_c3", "g2m_n20_c3"), data=str(small_release),
+                            output=str(tmp_path), gen_kwargs="max_gen_toks=2048"))
+    big, small = _scores(res, "g2m_n32_c3"), _scores(res, "g2m_n20_c3")
+    assert big["truncated"] == 1.0 and big["exact_match"] == 0.0 and big["parse_failed"] == 0.0
+    assert 0.5 < big["cell_accuracy"] < 0.7  # the rows that fit in 2,048 characters are still credited
+    assert small["truncated"] == 0.0 and small["exact_match"] == 1.0
+
+
+def _env():
+    return {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+
+
+def test_lm_eval_cli_with_the_installed_task_folder(small_release, tmp_path):
+    exe = str(Path(sys.executable).parent / "g2m-lm-eval")
+    task_dir = subprocess.run([str(Path(sys.executable).parent / "g2m"), "tasks-dir"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    res = subprocess.run([exe, "--model", "g2m-oracle", "--include_path", task_dir, "--tasks", "g2m_c5",
+                          "--metadata", json.dumps({"g2m_data": str(small_release)}), "--apply_chat_template",
+                          "--log_samples", "--output_path", str(tmp_path), "--limit", "1"],
+                         capture_output=True, text=True, timeout=600, env=_env(), cwd=tmp_path)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "g2m_c5" in res.stdout and "exact_match" in res.stdout
+    results = json.loads(next(tmp_path.rglob("results_*.json")).read_text())
+    assert results["results"]["g2m_c5"]["exact_match,none"] == 1.0
+    assert len(list(tmp_path.rglob("samples_g2m_n*_c5_*.jsonl"))) == 15
+
+
+def test_g2m_eval_without_a_model_is_the_main_job(tmp_path):
+    res = subprocess.run([str(Path(sys.executable).parent / "g2m"), "eval", "--tasks", "g2m_lite", "--scale", "0.01",
+                          "--output", str(tmp_path)], capture_output=True, text=True, timeout=600, env=_env(), cwd=REPO)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "### g2m-oracle on g2m_lite" in res.stdout and "### g2m-random on g2m_lite" in res.stdout
+    oracle_table = res.stdout.split("### g2m-random")[0]
+    assert "| g2m_lite | 1.000 | 1.000 | 0.000 | 0.000 |" in oracle_table
+    assert (tmp_path / "data" / "manifest.json").is_file()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--tasks", "g2m_nope"], "unknown G2M task"),
+    (["--model", "no-such-backend", "--data", "{data}"], "no-such-backend"),
+    (["--model", "g2m-oracle", "--data", "{tmp}/missing"], "is not a folder"),
+    (["--model", "g2m-oracle", "--data", "{data}", "--limit", "0"], "--limit must be a positive integer"),
+])
+def test_bad_eval_arguments_are_one_line_errors(small_release, tmp_path, args, message):
+    args = [a.replace("{data}", str(small_release)).replace("{tmp}", str(tmp_path)) for a in args]
+    res = subprocess.run([str(Path(sys.executable).parent / "g2m"), "eval", *args, "--output", str(tmp_path)],
+                         capture_output=True, text=True, timeout=300, env=_env())
+    assert res.returncode == 2 and message in res.stderr and "Traceback" not in res.stderr

@@ -1,0 +1,63 @@
+"""The lm-eval task folder: generated files in sync, every file loadable, no prompt pasted in YAML."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+from harness_tasks import TASK_DIR
+from harness_tasks.budget import max_gen_toks
+from harness_tasks.taskgen import TASK_VERSION, all_tasks, groups, out_of_sync
+from harness_tasks.validate import expected_names, validate
+
+
+def test_generated_yaml_is_in_sync():
+    assert out_of_sync() == []
+
+
+def test_an_edited_or_stray_yaml_is_noticed(tmp_path):
+    folder = tmp_path / "tasks"
+    shutil.copytree(TASK_DIR, folder)
+    (folder / "g2m_n09_c3.yaml").write_text((folder / "g2m_n09_c3.yaml").read_text().replace("391", "2048"))
+    (folder / "g2m_extra.yaml").write_text("task: g2m_extra\n")
+    assert out_of_sync(folder) == ["g2m_extra.yaml", "g2m_n09_c3.yaml"]
+
+
+def test_tasks_groups_and_budgets():
+    assert len(all_tasks()) == 45
+    assert set(groups()) == {"g2m", "g2m_c3", "g2m_c5", "g2m_c10", "g2m_lite"}
+    assert len(groups()["g2m_lite"]) == 27 and len(groups()["g2m_c10"]) == 15
+    text = (TASK_DIR / "g2m_n48_c5.yaml").read_text()
+    assert f"max_gen_toks: {max_gen_toks(48)}" in text and "until: []" in text and "do_sample: false" in text
+
+
+def test_the_prompt_lives_in_the_data_not_the_yaml():
+    for path in TASK_DIR.iterdir():
+        if path.suffix in (".yaml", "") and path.is_file():
+            assert "Instructions" not in path.read_text() and "Python list" not in path.read_text(), path.name
+
+
+def test_the_folder_validates_and_every_task_builds_on_a_local_release(small_release):
+    assert validate(data=str(small_release)) == []
+
+
+def test_a_broken_yaml_is_reported_not_skipped(tmp_path):
+    folder = tmp_path / "tasks"
+    shutil.copytree(TASK_DIR, folder)
+    (folder / "g2m_n05_c5.yaml").write_text("task: g2m_n05_c5\ninclude: [unclosed\n")
+    problems = validate(folder)
+    assert any(p.startswith("g2m_n05_c5.yaml: does not load") for p in problems)
+    assert "g2m_n05_c5: missing from lm-eval's index" in problems
+
+
+def test_lm_eval_validate_finds_every_task_and_group():
+    exe = shutil.which("lm-eval", path=str(__import__("pathlib").Path(sys.executable).parent))
+    res = subprocess.run([exe, "validate", "--tasks", ",".join(expected_names()), "--include_path", str(TASK_DIR)],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_task_version_is_pinned():
+    assert TASK_VERSION == 1.0
+    assert "## Changelog" in (TASK_DIR / "README.md").read_text()
