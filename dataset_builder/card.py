@@ -70,9 +70,10 @@ def describe_params(params: dict) -> str:
             + ("" if render.get("outline", True) else " --no-outline"))
 
 
-def _versions() -> dict:
+def library_versions(dists: tuple[str, ...] = ("numpy", "pyarrow", "datasets", "huggingface_hub")) -> dict:
+    """Python, zlib and the installed versions of ``dists`` (None when absent), for manifests and results."""
     out = {"python": ".".join(map(str, sys.version_info[:3])), "zlib": zlib.ZLIB_RUNTIME_VERSION}
-    for dist in ("numpy", "pyarrow", "datasets", "huggingface_hub"):
+    for dist in dists:
         try:
             out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
@@ -147,7 +148,7 @@ def write_release_metadata(out: Path, specs: list[ConfigSpec], tasks: list, resu
             for s in sorted(specs, key=lambda s: CONFIG_NAMES.index(s.name))
         },
         "files": files,
-        "environment": _versions(),
+        "environment": library_versions(),
     }
     atomic_write_text(out / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     return manifest

@@ -9,10 +9,10 @@ import json
 import logging
 import re
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 
 from dataset_builder import __version__
+from dataset_builder.card import library_versions
 
 from . import data
 from .backends import effective_model_args
@@ -77,13 +77,7 @@ def quiet_lm_eval() -> None:
 
 
 def versions() -> dict:
-    out = {"grid2matrix": __version__}
-    for dist in _VERSIONED:
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[dist] = None
-    return out
+    return {"grid2matrix": __version__, **library_versions(_VERSIONED)}
 
 
 def _sanitize(name: str) -> str:
@@ -102,7 +96,7 @@ def run_eval(spec: EvalSpec) -> dict:
 
     quiet_lm_eval()
     task_metadata = {**({"g2m_data": str(Path(spec.data).resolve())} if spec.data else {}), **spec.extra_metadata}
-    provenance = data.provenance(task_metadata.get("g2m_data"))
+    provenance = {**data.provenance(task_metadata.get("g2m_data")), "config": data.CONFIG}
     try:
         lm_class = get_model(spec.model)
     except ValueError as e:

@@ -43,3 +43,16 @@ def test_a_folder_with_someone_elses_manifest_is_not_touched(tmp_path):
 def test_help_and_version():
     assert g2m("--help").returncode == 0
     assert "grid2matrix" in g2m("--version").stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["probe", "--encoder", "{tmp}/none", "--config", "zero_shot"], "unknown probing config 'zero_shot'"),
+        (["probe", "--encoder", "{tmp}/none", "--config", "probe_n32_c3", "--data", "{tmp}/missing"], "does not exist"),
+        (["probe", "--encoder", "{tmp}/none", "--config", "probe_n32_c3", "--steps", "0"], "steps must be a positive integer"),
+    ],
+)
+def test_bad_probe_arguments_give_one_line(tmp_path, args, message):
+    res = g2m(*[a.replace("{tmp}", str(tmp_path)) for a in args])
+    assert res.returncode == 2 and message in res.stderr and "Traceback" not in res.stderr

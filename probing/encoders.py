@@ -1,0 +1,188 @@
+"""Frozen vision encoders, loaded with ``from_pretrained`` (a local folder or a Hub id), read out as patch grids.
+
+Families: Qwen2-VL, Qwen2.5-VL and Qwen3-VL (the vision tower of the full VLM), InternVL in its HF format
+(``InternVLForConditionalGeneration``), and plain SigLIP/SigLIP2/CLIP vision models. Read-out points:
+``vision`` is the tower's patch tokens before the merger/projector; ``projector`` is after it (Qwen's 2x2 merger,
+InternVL's pixel shuffle + MLP), i.e. what the language model receives. Plain ViTs have only ``vision``.
+
+Images go through the model's own image processor (``AutoImageProcessor``): for Qwen that is the PIL one, which
+needs no torchvision (only ``AutoProcessor`` does, for its video processor). Its resizing (Qwen's min/max pixels,
+InternVL's tiling, CLIP's crop) is recorded with the results via ``processor_info``.
+
+Loading a full VLM reads the language model's weights too (from_pretrained has no "vision only" switch that
+survives every checkpoint layout); they are dropped right after, so only the tower goes to the device. Plan host
+memory for the whole checkpoint once (about 17 GB for an 8B model in bfloat16).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from . import tokens as tk
+
+READOUTS = ("vision", "projector")
+QWEN = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")
+VITS = {"siglip": True, "siglip_vision_model": True, "siglip2": True, "siglip2_vision_model": True,
+        "clip": True, "clip_vision_model": True}
+
+
+class EncoderError(ValueError):
+    """The checkpoint cannot be probed as asked (no vision tower, no projector, unknown family)."""
+
+
+@dataclass
+class Encoder:
+    """A frozen encoder and its image processor; ``grids(images)`` -> one (H, W, D) float tensor per image."""
+
+    name: str
+    family: str
+    readout: str
+    model: torch.nn.Module
+    image_processor: object
+    device: torch.device
+    dtype: torch.dtype
+    calls: int = 0  # forward passes and images encoded, counted so tests and benchmarks can prove the cache works
+    images_encoded: int = 0
+    last_input: dict = field(default_factory=dict)
+
+    def describe_input(self, image) -> dict:
+        """What the image processor makes of one image (grid, tiles or size), without running the encoder."""
+        x = self.image_processor(images=[image], return_tensors="pt")
+        if "image_grid_thw" in x:
+            self.last_input = {"grid_thw": x["image_grid_thw"][0].tolist()}
+        elif "num_patches" in x:
+            self.last_input = {"tiles": int(x["num_patches"][0]), "tile_px": list(x["pixel_values"].shape[-2:])}
+        elif "spatial_shapes" in x:
+            self.last_input = {"spatial_shape": x["spatial_shapes"][0].tolist()}
+        else:
+            self.last_input = {"pixel_size": list(x["pixel_values"].shape[-2:])}
+        return self.last_input
+
+    @torch.inference_mode()
+    def grids(self, images: list) -> list[torch.Tensor]:
+        self.calls += 1
+        self.images_encoded += len(images)
+        if self.family in QWEN:
+            return self._qwen(images)
+        if self.family == "internvl":
+            return self._internvl(images)
+        return self._vit(images)
+
+    def _inputs(self, images: list) -> dict:
+        out = self.image_processor(images=images, return_tensors="pt")
+        return {k: (v.to(self.device, self.dtype) if torch.is_floating_point(v) else v.to(self.device))
+                for k, v in out.items() if isinstance(v, torch.Tensor)}
+
+    def _qwen(self, images: list) -> list[torch.Tensor]:
+        x = self._inputs(images)
+        thw = x["image_grid_thw"]
+        out = self.model(x["pixel_values"], grid_thw=thw)
+        merge = self.model.config.spatial_merge_size
+        sizes = [int(t * h * w) for t, h, w in thw.tolist()]
+        if self.readout == "projector":
+            merged = torch.split(out.pooler_output, [s // merge**2 for s in sizes])
+            return [tk.qwen_merged_grid(m, g, merge).float() for m, g in zip(merged, thw, strict=True)]
+        hidden = out.last_hidden_state
+        if self.family == "qwen2_5_vl":  # the tower returns its pre-merger tokens in window order
+            from transformers.models.qwen2_5_vl.modeling_qwen2_5_vl import get_vision_window_index
+
+            cfg = self.model.config
+            widx, _ = get_vision_window_index(thw, spatial_merge_size=merge, window_size=cfg.window_size,
+                                              patch_size=cfg.patch_size)
+            hidden = tk.unwindow(hidden, widx.to(hidden.device), merge)
+        parts = torch.split(hidden, sizes)
+        return [tk.qwen_patch_grid(p, g, merge).float() for p, g in zip(parts, thw, strict=True)]
+
+    def _internvl(self, images: list) -> list[torch.Tensor]:
+        x = self._inputs(images)
+        counts = x["num_patches"].tolist() if "num_patches" in x else [x["pixel_values"].shape[0] // len(images)] * len(images)
+        if self.readout == "projector":
+            feats = self.model.get_image_features(x["pixel_values"]).pooler_output
+        else:
+            layer = self.model.config.vision_feature_layer
+            out = self.model.vision_tower(pixel_values=x["pixel_values"], output_hidden_states=layer != -1)
+            feats = (out.last_hidden_state if layer == -1 else out.hidden_states[layer])[:, 1:]
+        tiles = tk.vit_grid(feats, has_cls=False)
+        return [tk.stitch_tiles(t).float() for t in torch.split(tiles, counts)]
+
+    def _vit(self, images: list) -> list[torch.Tensor]:
+        x = self._inputs(images)
+        if "spatial_shapes" in x:  # SigLIP2 (NaFlex): padded sequences with their own (h, w)
+            out = self.model(pixel_values=x["pixel_values"], pixel_attention_mask=x["pixel_attention_mask"],
+                             spatial_shapes=x["spatial_shapes"]).last_hidden_state
+            return [o[: h * w].reshape(h, w, -1).float() for o, (h, w) in zip(out, x["spatial_shapes"].tolist(), strict=True)]
+        out = self.model(pixel_values=x["pixel_values"]).last_hidden_state
+        return list(tk.vit_grid(out, has_cls=self.family.startswith("clip")).float())
+
+    def processor_info(self) -> dict:
+        """The image processor's settings (how G2M's 512x512 images were resized) plus what the last batch got."""
+        raw = json.loads(self.image_processor.to_json_string())
+        keep = {k: raw[k] for k in sorted(raw) if k in _PROCESSOR_KEYS}
+        return {"class": type(self.image_processor).__name__, **keep, "input": self.last_input}
+
+
+_PROCESSOR_KEYS = {"size", "crop_size", "do_resize", "do_center_crop", "resample", "min_pixels", "max_pixels",
+                   "patch_size", "merge_size", "temporal_patch_size", "crop_to_patches", "min_patches",
+                   "max_patches", "max_num_patches", "image_mean", "image_std", "do_rescale", "rescale_factor"}
+
+
+def family_of(config) -> str:
+    model_type = getattr(config, "model_type", None)
+    if model_type in QWEN or model_type == "internvl" or model_type in VITS:
+        return model_type
+    raise EncoderError(f"cannot probe a {model_type!r} checkpoint: supported are Qwen2-VL, Qwen2.5-VL, Qwen3-VL, "
+                       "InternVL (HF format), SigLIP, SigLIP2 and CLIP (vision towers or full models)")
+
+
+def load_encoder(name: str, readout: str = "vision", revision: str | None = None, device: str = "cpu",
+                 dtype: str = "float32") -> Encoder:
+    """Load ``name`` (folder or Hub id) and keep only what the read-out needs, frozen, on ``device``."""
+    from transformers import AutoConfig, AutoImageProcessor
+
+    if readout not in READOUTS:
+        raise EncoderError(f"readout must be one of {READOUTS}, got {readout!r}")
+    torch_dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}.get(dtype)
+    if torch_dtype is None:
+        raise EncoderError(f"dtype must be float32, bfloat16 or float16, got {dtype!r}")
+    if name.startswith((".", "/", "~")) and not Path(name).expanduser().is_dir():
+        raise EncoderError(f"encoder folder {name} does not exist")
+    try:
+        config = AutoConfig.from_pretrained(name, revision=revision)
+    except (OSError, ValueError) as e:
+        raise EncoderError(f"cannot load a model config from {name!r}: {e}") from None
+    family = family_of(config)
+    if family in VITS and readout == "projector":
+        raise EncoderError(f"{name} is a plain vision encoder ({family}); it has no projector to read out")
+    model = _load_tower(name, revision, family, readout, torch_dtype)
+    model.requires_grad_(False).eval().to(device)
+    image_processor = AutoImageProcessor.from_pretrained(name, revision=revision)
+    return Encoder(name, family, readout, model, image_processor, torch.device(device), torch_dtype)
+
+
+def _load_tower(name: str, revision: str | None, family: str, readout: str, dtype: torch.dtype) -> torch.nn.Module:
+    from transformers import AutoModel, AutoModelForImageTextToText
+
+    if family in VITS:
+        from transformers import CLIPVisionModel, Siglip2VisionModel, SiglipVisionModel
+
+        cls = {"siglip": SiglipVisionModel, "siglip_vision_model": SiglipVisionModel, "siglip2": Siglip2VisionModel,
+               "siglip2_vision_model": Siglip2VisionModel, "clip": CLIPVisionModel, "clip_vision_model": CLIPVisionModel}
+        return cls[family].from_pretrained(name, revision=revision, dtype=dtype)
+    try:
+        full = AutoModelForImageTextToText.from_pretrained(name, revision=revision, dtype=dtype)
+    except ValueError:
+        full = AutoModel.from_pretrained(name, revision=revision, dtype=dtype)
+    inner = getattr(full, "model", full)
+    if family in QWEN:
+        tower = getattr(inner, "visual", None)
+        if tower is None:
+            raise EncoderError(f"{name} has no vision tower (model.visual)")
+        return tower
+    if getattr(inner, "vision_tower", None) is None:
+        raise EncoderError(f"{name} has no vision tower (model.vision_tower)")
+    inner.language_model = None  # InternVL's read-outs need the tower, pixel shuffle and projector only
+    return inner

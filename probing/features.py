@@ -1,0 +1,123 @@
+"""Extract frozen-encoder features once per split into an on-disk cache; train probes on the cache.
+
+The authors run the frozen backbone at every training step. The backbone is frozen, so its output per image never
+changes: we run it once per image, store the patch grid (float16 ``.npy``, memory-mapped when read back), and every
+later step or rerun reads the file (``benchmarks/bench_probe.py`` measures the ratio).
+
+A cache folder is keyed by everything that changes the numbers: encoder and revision (for a local folder, a
+fingerprint of its files), read-out point, dtype, the image processor's settings, the data source and revision (or
+build manifest), config and split. The key's hash names the folder and ``key.json`` inside holds the key itself;
+a folder whose ``key.json`` differs from what a run expects is an error, never silently reused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from dataset_builder.fsutil import atomic_write_text
+
+from .encoders import Encoder
+
+KEY_FILE = "key.json"
+CACHE_FORMAT = "g2m-probe-cache/1"
+
+
+class CacheMismatch(ValueError):
+    """A cache folder was built with other settings than this run's."""
+
+
+def fingerprint(name: str, revision: str | None) -> str:
+    """A Hub id's revision as given, or for a local folder a hash of its config files and weight files' sizes and
+    modification times (hashing many GB of weights on every run would cost more than it protects)."""
+    path = Path(name)
+    if not path.is_dir():
+        return revision or "main"
+    h = hashlib.sha256()
+    for p in sorted(path.rglob("*")):
+        if p.is_file():
+            st = p.stat()
+            h.update(str(p.relative_to(path)).encode())
+            h.update(p.read_bytes() if p.suffix == ".json" else f"{st.st_size}:{st.st_mtime_ns}".encode())
+    return "local:" + h.hexdigest()[:16]
+
+
+def cache_key(encoder: Encoder, revision: str | None, data: dict, config: str, cache_dtype: str) -> dict:
+    return {
+        "format": CACHE_FORMAT,
+        "encoder": encoder.name,
+        "revision": fingerprint(encoder.name, revision),
+        "family": encoder.family,
+        "readout": encoder.readout,
+        "encoder_dtype": str(encoder.dtype).removeprefix("torch."),
+        "cache_dtype": cache_dtype,
+        "image_processor": {k: v for k, v in encoder.processor_info().items() if k != "input"},
+        "data": data,
+        "config": config,
+    }
+
+
+def cache_dir(root: str | os.PathLike, key: dict) -> Path:
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(key["encoder"]).name if Path(key["encoder"]).exists() else key["encoder"])
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
+    return Path(root) / f"{slug}-{key['readout']}-{key['config']}-{digest}"
+
+
+def open_cache(root: str | os.PathLike, key: dict) -> Path:
+    """The folder for ``key``: created with its ``key.json``, or checked against it."""
+    folder = cache_dir(root, key)
+    stored = folder / KEY_FILE
+    if stored.is_file():
+        try:
+            old = json.loads(stored.read_text())
+        except ValueError:
+            old = None
+        if old != key:
+            diff = sorted(k for k in set(key) | set(old or {}) if (old or {}).get(k) != key.get(k))
+            raise CacheMismatch(f"feature cache {folder} was built with other settings ({', '.join(diff)} differ); "
+                                "delete it or use another --cache-dir")
+    else:
+        folder.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(stored, json.dumps(key, indent=1, sort_keys=True) + "\n")
+    return folder
+
+
+def extract_split(encoder: Encoder, dataset, folder: Path, split: str, batch_size: int = 16,
+                  cache_dtype: str = "float16", progress: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """(features (n, H, W, D), labels (n, N, N)) for one split, memory-mapped from the cache; built if absent."""
+    feats_path, labels_path = folder / f"{split}.features.npy", folder / f"{split}.labels.npy"
+    n = len(dataset)
+    if feats_path.is_file() and labels_path.is_file():
+        feats, labels = np.load(feats_path, mmap_mode="r"), np.load(labels_path, mmap_mode="r")
+        if len(feats) != n or len(labels) != n:
+            raise CacheMismatch(f"feature cache {folder} holds {len(feats)} {split} rows; the split has {n}")
+        return feats, labels
+    labels = np.asarray(dataset["matrix"], dtype=np.int8)
+    partial = folder / f".{split}.features.npy.partial"
+    out = None
+    bar = tqdm(total=n, unit="img", desc=f"features {split}", disable=not progress)
+    try:
+        for start in range(0, n, batch_size):
+            rows = dataset.select(range(start, min(n, start + batch_size)))
+            grids = encoder.grids([im.convert("RGB") for im in rows["image"]])
+            if out is None:
+                out = np.lib.format.open_memmap(partial, mode="w+", dtype=cache_dtype, shape=(n, *grids[0].shape))
+            out[start : start + len(grids)] = np.stack([g.cpu().numpy() for g in grids]).astype(cache_dtype)
+            bar.update(len(grids))
+        out.flush()
+        del out
+        os.replace(partial, feats_path)
+        tmp = folder / f".{split}.labels.npy.partial"
+        with open(tmp, "wb") as f:
+            np.save(f, labels)
+        os.replace(tmp, labels_path)
+    finally:
+        bar.close()
+        partial.unlink(missing_ok=True)
+    return np.load(feats_path, mmap_mode="r"), np.load(labels_path, mmap_mode="r")

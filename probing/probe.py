@@ -1,0 +1,160 @@
+"""The spatial probe and its training, following the authors' recipe.
+
+Patch grids (H, W, D) are bilinearly resized to the N x N cell grid, then classified per cell: a 1x1 conv
+D -> 512, BatchNorm, GELU, 1x1 conv 512 -> C (``conv``), or a single 1x1 conv D -> C (``linear``). AdamW
+(lr 5e-4, weight decay 1e-4), 5% linear warm-up then cosine decay, gradient clipping at 1.0, validation every K steps,
+early stopping on validation cell accuracy (patience 3); the test split is scored with the best weights. Every random
+choice comes from one seed.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+from tqdm.auto import tqdm
+
+PROBES = ("conv", "linear")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    probe: str = "conv"
+    steps: int = 5000
+    batch_size: int = 64
+    lr: float = 5e-4
+    weight_decay: float = 1e-4
+    warmup_frac: float = 0.05
+    grad_clip: float = 1.0
+    eval_every: int = 500
+    patience: int = 3
+    hidden: int = 512
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.probe not in PROBES:
+            raise ValueError(f"probe must be one of {PROBES}, got {self.probe!r}")
+        for name in ("steps", "batch_size", "eval_every", "patience", "hidden"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+                raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)!r}")
+        if not 0 <= self.warmup_frac < 1 or self.lr <= 0 or self.weight_decay < 0 or self.grad_clip <= 0:
+            raise ValueError("lr and grad_clip must be > 0, weight_decay >= 0 and warmup_frac in [0, 1)")
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+class SpatialProbe(nn.Module):
+    def __init__(self, dim: int, num_colors: int, grid_size: int, kind: str = "conv", hidden: int = 512) -> None:
+        super().__init__()
+        self.grid_size = grid_size
+        if kind == "conv":
+            self.head = nn.Sequential(nn.Conv2d(dim, hidden, 1), nn.BatchNorm2d(hidden), nn.GELU(),
+                                      nn.Conv2d(hidden, num_colors, 1))
+        else:
+            self.head = nn.Conv2d(dim, num_colors, 1)
+
+    def forward(self, grids: torch.Tensor) -> torch.Tensor:
+        """(B, H, W, D) patch grids -> (B, C, N, N) logits.
+
+        Bilinear resizing and a 1x1 convolution are both linear and act on different axes (its weights sum to one,
+        so the bias passes through too): they commute. When the patch grid is smaller than N x N we apply the first
+        convolution before resizing, the same function for a fraction of the work.
+        """
+        x = grids.permute(0, 3, 1, 2)
+        first, rest = (self.head[0], self.head[1:]) if isinstance(self.head, nn.Sequential) else (self.head, None)
+        n = self.grid_size
+        if x.shape[2] * x.shape[3] < n * n:
+            x = F.interpolate(first(x), size=(n, n), mode="bilinear", align_corners=False)
+        else:
+            x = first(F.interpolate(x, size=(n, n), mode="bilinear", align_corners=False))
+        return x if rest is None else rest(x)
+
+
+def _schedule(step: int, cfg: TrainConfig) -> float:
+    warm = max(1, int(cfg.warmup_frac * cfg.steps))
+    if step < warm:
+        return (step + 1) / warm
+    return 0.5 * (1 + math.cos(math.pi * (step - warm) / max(1, cfg.steps - warm)))
+
+
+class FeatureSet:
+    """Features and labels of one split; moved to the device whole when small, else read batch by batch."""
+
+    def __init__(self, feats: np.ndarray, labels: np.ndarray, device: torch.device, preload_bytes: int = 2 << 30):
+        self.n = len(feats)
+        self.device = device
+        self.preloaded = feats.nbytes <= preload_bytes
+        self.feats = torch.from_numpy(np.asarray(feats, dtype=np.float32)).to(device) if self.preloaded else feats
+        self.labels = torch.from_numpy(np.asarray(labels, dtype=np.int64)).to(device)
+
+    def batch(self, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        if self.preloaded:
+            return self.feats[idx], self.labels[idx]
+        order = np.sort(idx.cpu().numpy())  # sorted reads are friendlier to a memory map
+        x = torch.from_numpy(np.asarray(self.feats[order], dtype=np.float32)).to(self.device)
+        return x, self.labels[torch.from_numpy(order).to(self.device)]
+
+
+@torch.no_grad()
+def predict(model: SpatialProbe, data: FeatureSet, batch_size: int = 256) -> torch.Tensor:
+    model.eval()
+    out = []
+    for start in range(0, data.n, batch_size):
+        x, _ = data.batch(torch.arange(start, min(data.n, start + batch_size)))
+        out.append(model(x).argmax(1))
+    return torch.cat(out)
+
+
+def score(pred: torch.Tensor, labels: torch.Tensor, num_colors: int) -> dict:
+    """Cell accuracy, exact match, the per-cell heatmap, per-colour accuracy and the confusion matrix."""
+    correct = (pred == labels).float()
+    conf = torch.bincount((labels * num_colors + pred).reshape(-1), minlength=num_colors**2).reshape(num_colors, num_colors)
+    per_colour = [float(correct[labels == c].mean()) if (labels == c).any() else None for c in range(num_colors)]
+    return {
+        "cell_accuracy": float(correct.mean()),
+        "exact_match": float(correct.flatten(1).all(1).float().mean()),
+        "heatmap": correct.mean(0).cpu().numpy(),
+        "per_colour_accuracy": per_colour,
+        "confusion": conf.cpu().numpy(),
+    }
+
+
+def train_probe(train: FeatureSet, val: FeatureSet, dim: int, num_colors: int, grid_size: int, cfg: TrainConfig,
+                progress: bool = True) -> tuple[SpatialProbe, dict]:
+    """Train with early stopping; returns the best model (by validation cell accuracy) and the history."""
+    torch.manual_seed(cfg.seed)
+    gen = torch.Generator().manual_seed(cfg.seed)
+    model = SpatialProbe(dim, num_colors, grid_size, cfg.probe, cfg.hidden).to(train.device)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: _schedule(s, cfg))
+    best = {"step": 0, "val_cell_accuracy": -1.0}
+    best_state, history, bad = copy.deepcopy(model.state_dict()), [], 0
+    bar = tqdm(range(cfg.steps), desc="probe", unit="step", disable=not progress)
+    for step in bar:
+        model.train()
+        x, y = train.batch(torch.randint(0, train.n, (min(cfg.batch_size, train.n),), generator=gen))
+        loss = F.cross_entropy(model(x), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        opt.step()
+        sched.step()
+        if (step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps:
+            acc = score(predict(model, val), val.labels, num_colors)["cell_accuracy"]
+            history.append({"step": step + 1, "loss": loss.item(), "val_cell_accuracy": acc})
+            bar.set_postfix(val=f"{acc:.3f}")
+            if acc > best["val_cell_accuracy"]:
+                best, best_state, bad = {"step": step + 1, "val_cell_accuracy": acc}, copy.deepcopy(model.state_dict()), 0
+            else:
+                bad += 1
+                if bad >= cfg.patience:
+                    break
+    bar.close()
+    model.load_state_dict(best_state)
+    return model, {"best": best, "history": history, "stopped_at": history[-1]["step"] if history else 0}
