@@ -17,7 +17,7 @@ from .configs import ROWS_PER_SHARD
 from .fsutil import BuildError
 
 #: (module, extra that provides its dependencies) for components outside the core.
-COMPONENTS: tuple[tuple[str, str], ...] = (("harness_tasks.cli", "harness"), ("probing.cli", "probing"))
+COMPONENTS: tuple[tuple[str, str], ...] = (("harness_tasks.cli", "harness"), ("probing.cli", "probing"), ("leaderboard.cli", "report"))
 
 
 def _scale(text: str) -> float:

@@ -122,7 +122,9 @@ def render_indices(matrix: np.ndarray, resolution: int = DEFAULT_RESOLUTION, out
 
 
 def render_rgb(matrix: np.ndarray, resolution: int = DEFAULT_RESOLUTION, outline: bool = True) -> np.ndarray:
-    return PALETTE_RGB[render_indices(matrix, resolution, outline)]
+    """H x W x 3 uint8 image; coloured row by row from the factored form (a row gather, not a pixel gather)."""
+    rows, kind = render_rows(matrix, resolution, outline)
+    return PALETTE_RGB[rows][kind]
 
 
 def render_reference(matrix: np.ndarray, resolution: int = DEFAULT_RESOLUTION, outline: bool = True) -> Image.Image:

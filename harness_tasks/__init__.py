@@ -3,3 +3,6 @@
 from pathlib import Path
 
 TASK_DIR = Path(__file__).resolve().parent / "tasks"
+
+#: How a task's text marks where the image goes; lm-eval's multimodal backends replace it with the model's own token.
+IMAGE_PLACEHOLDER = "<image>"

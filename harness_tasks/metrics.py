@@ -7,6 +7,7 @@ are compared by position: a missing cell is wrong, cells past row N or column N 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import eq
 
 Grid = Sequence[Sequence[int]]
 
@@ -24,8 +25,8 @@ def cell_mask(pred: Grid | None, target: Grid) -> list[list[int]]:
     pred = pred or ()
     out = []
     for r in range(n):
-        row = pred[r] if r < len(pred) else ()
-        out.append([int(c < len(row) and row[c] == target[r][c]) for c in range(n)])
+        row = pred[r][:n] if r < len(pred) else ()
+        out.append([*map(int, map(eq, row, target[r])), *([0] * (n - len(row)))])
     return out
 
 
@@ -34,10 +35,7 @@ def cell_accuracy(pred: Grid | None, target: Grid) -> float:
     n = _n(target)
     if not pred:
         return 0.0
-    correct = 0
-    for r in range(min(n, len(pred))):
-        row, want = pred[r], target[r]
-        correct += sum(1 for c in range(min(n, len(row))) if row[c] == want[c])
+    correct = sum(sum(map(eq, pred[r][:n], target[r])) for r in range(min(n, len(pred))))
     return correct / (n * n)
 
 

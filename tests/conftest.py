@@ -26,3 +26,12 @@ def small_release(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("release") / "g2m"
     build(out, SMALL_CONFIGS, BuildParams(scale=SMALL_SCALE, rows_per_shard=60), workers=2, progress=False)
     return out
+
+
+@pytest.fixture(scope="session")
+def random_run(small_release, tmp_path_factory) -> Path:
+    """A real lm-eval run of g2m-random on every task of the small release (90 samples)."""
+    from harness_tasks.evaluate import EvalSpec, run_eval
+
+    res = run_eval(EvalSpec(model="g2m-random", data=str(small_release), output=str(tmp_path_factory.mktemp("runs"))))
+    return Path(res["output_dir"])

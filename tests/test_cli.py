@@ -56,3 +56,12 @@ def test_help_and_version():
 def test_bad_probe_arguments_give_one_line(tmp_path, args, message):
     res = g2m(*[a.replace("{tmp}", str(tmp_path)) for a in args])
     assert res.returncode == 2 and message in res.stderr and "Traceback" not in res.stderr
+
+
+def test_leaderboard_and_submit_errors(tmp_path):
+    res = g2m("leaderboard", "build", str(tmp_path / "none"), "--out", str(tmp_path / "site"))
+    assert res.returncode == 2 and "is not a folder of submissions" in res.stderr
+    res = g2m("submit", str(tmp_path))
+    assert res.returncode == 2 and "holds no lm-eval results" in res.stderr
+    res = g2m("validate", str(tmp_path / "missing.json"))
+    assert res.returncode == 1 and "REJECTED" in res.stderr and "is not a file" in res.stderr

@@ -9,11 +9,9 @@ from __future__ import annotations
 from collections import Counter
 
 from dataset_builder.prompt import format_answer
-from harness_tasks import data
+from harness_tasks import IMAGE_PLACEHOLDER, data
 from harness_tasks.metrics import cell_accuracy, cell_mask, exact_match
 from harness_tasks.parsing import parse_matrix
-
-IMAGE_PLACEHOLDER = "<image>"
 
 
 def load_docs(grid_size: int, num_colors: int, g2m_data: str | None = None, g2m_revision: str | None = None, **_):

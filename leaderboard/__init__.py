@@ -1,0 +1,1 @@
+"""Reports, validated submissions and the static leaderboard: every number is re-scored, never trusted."""

@@ -1,0 +1,84 @@
+"""``g2m report``, ``g2m submit``, ``g2m validate`` and ``g2m leaderboard build``: thin parsing over the library."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def _report(args: argparse.Namespace) -> int:
+    from .report import ReportOptions, build_report
+
+    opts = ReportOptions(patches=tuple(args.patches), input_size=args.input_size, overlay_patch=args.overlay_patch)
+    rep = build_report(args.run_dir, args.out, args.probes, opts)
+    o = rep["overall"]
+    print(f"{rep['model']}: exact match {o['exact_match']:.3f}, cell accuracy {o['cell_accuracy']:.3f}, parse failed "
+          f"{o['parse_failed']:.3f}, truncated {o['truncated']:.3f} over {o['n']:,} samples\nreport: {rep['output_dir']}/index.html")
+    return 0
+
+
+def _submit(args: argparse.Namespace) -> int:
+    from .submission import write_submission
+
+    path = write_submission(args.run_dir, args.out, allow_partial=args.allow_partial)
+    print(f"wrote {path}; check it with: g2m validate {path}")
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from .submission import validate
+
+    v = validate(args.file)
+    if not v.ok:
+        print(f"REJECTED: {v.reason}", file=sys.stderr)
+        return 1
+    o = v.scores["overall"]
+    for w in v.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    print(f"ACCEPTED {args.file} ({v.metadata['model']['id']}): re-scored exact match {o['exact_match']:.4f}, cell "
+          f"accuracy {o['cell_accuracy']:.4f}, parse failed {o['parse_failed']:.4f}, truncated {o['truncated']:.4f}")
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump({"sha256": v.sha256, "metadata": v.metadata, "scores": v.scores, "warnings": v.warnings}, f, indent=1)
+    return 0
+
+
+def _build(args: argparse.Namespace) -> int:
+    from .site import build_site
+
+    res = build_site(args.submissions, args.out)
+    print(f"built {res['output_dir']}/index.html: {res['submissions']} accepted submissions, "
+          f"{len(res['rejected'])} rejected, {res['rows']} rows with the baselines")
+    for r in res["rejected"]:
+        print(f"rejected {r['file']}: {r['reason']}", file=sys.stderr)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("report", help="tables and figures from an lm-eval run of the G2M tasks")
+    p.add_argument("run_dir", help="lm-eval output folder of one model (g2m-runs/<model>)")
+    p.add_argument("--out", default=None, help="report folder (default: RUN_DIR/report)")
+    p.add_argument("--probes", default=None, help="folder of g2m probe results to draw against the end-to-end scores")
+    p.add_argument("--patches", type=float, nargs="+", default=[14, 16, 28, 32], help="patch sizes for the alignment analysis")
+    p.add_argument("--input-size", type=float, default=512, help="image side the model sees, in px (after its resizing)")
+    p.add_argument("--overlay-patch", type=float, default=None, help="draw this patch grid on the heatmaps")
+    p.set_defaults(func=_report, extra="report")
+
+    p = sub.add_parser("submit", help="write a leaderboard submission file from an lm-eval run")
+    p.add_argument("run_dir")
+    p.add_argument("--out", default=None, help="file to write (.json or .json.gz; default RUN_DIR/submission.json.gz)")
+    p.add_argument("--allow-partial", action="store_true", help="write it even if ids are missing (it will not validate)")
+    p.set_defaults(func=_submit, extra="report")
+
+    p = sub.add_parser("validate", help="check a submission file and re-score every output")
+    p.add_argument("file")
+    p.add_argument("--out", default=None, help="write the re-scored results as JSON")
+    p.set_defaults(func=_validate, extra="report")
+
+    p = sub.add_parser("leaderboard", help="build the static leaderboard site")
+    lsub = p.add_subparsers(dest="leaderboard_command", required=True, metavar="COMMAND")
+    b = lsub.add_parser("build", help="validate and re-score every submission, then write the site")
+    b.add_argument("submissions", help="folder of submission files (.json, .json.gz)")
+    b.add_argument("--out", required=True, help="site folder")
+    b.set_defaults(func=_build, extra="report")

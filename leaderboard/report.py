@@ -1,0 +1,130 @@
+"""``g2m report RUN_DIR``: tables and figures from an lm-eval run (and, optionally, probe results).
+
+Every output is re-parsed and re-scored from the logged samples (the numbers do not depend on which parser version
+wrote the run), and the report is plain files: ``index.html`` and ``index.md`` with the figures beside them,
+``summary.csv`` and ``report.json``, readable without this tool.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from dataset_builder.fsutil import atomic_write_text
+
+from . import figures
+from . import geometry as geo
+from .html import esc, fmt, fmt_ci, md_table, page, table
+from .runs import load_run
+from .scoring import by_task, confusion, heatmaps, score_output, summarise
+
+PROBE_FORMAT = "g2m-probe-result/1"
+DEFAULT_PATCHES = (14.0, 16.0, 28.0, 32.0)
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    patches: tuple[float, ...] = DEFAULT_PATCHES
+    input_size: float = 512.0
+    overlay_patch: float | None = None  # patch grid drawn on the heatmaps
+
+    def __post_init__(self) -> None:
+        if not self.patches or any(p <= 0 for p in self.patches) or self.input_size <= 0:
+            raise ValueError("patch sizes and the input size must be positive")
+        if self.overlay_patch is not None and self.overlay_patch <= 0:
+            raise ValueError("--overlay-patch must be positive")
+
+
+def load_probes(folder: str | Path) -> dict[tuple[int, str], dict[int, float]]:
+    """(C, readout) -> {N: test cell accuracy} from every ``result.json`` of ``g2m probe`` below ``folder``."""
+    curves: dict[tuple[int, str], dict[int, float]] = {}
+    paths = sorted(Path(folder).rglob("result.json"))
+    for p in paths:
+        try:
+            r = json.loads(p.read_text())
+        except ValueError:
+            continue
+        if isinstance(r, dict) and r.get("format") == PROBE_FORMAT:
+            key = (int(r["num_colors"]), f"{Path(r['encoder']['name']).name} {r['encoder']['readout']}")
+            curves.setdefault(key, {})[int(r["grid_size"])] = float(r["test"]["cell_accuracy"])
+    if not curves:
+        raise ValueError(f"no g2m probe results (result.json, {PROBE_FORMAT}) under {folder}")
+    return curves
+
+
+def score_run(run) -> list:
+    return [score_output(s.id, s.output, s.target, s.num_colors) for s in run.samples]
+
+
+def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str | Path | None = None,
+                 options: ReportOptions = ReportOptions()) -> dict:
+    run = load_run(run_dir)
+    out = Path(out) if out else run.folder / "report"
+    out.mkdir(parents=True, exist_ok=True)
+    scored = score_run(run)
+    tasks = {k: summarise(v) for k, v in by_task(scored).items()}
+    overall = summarise(scored)
+    hms = heatmaps(scored)
+    counts = {n: sum(1 for r in scored if r.grid_size == n) for n in hms}
+    curves = load_probes(probes) if probes else {}
+    figs = {"accuracy": figures.accuracy_vs_n(tasks, out / "accuracy_vs_n.png", curves)}
+    for n, hm in hms.items():
+        figs[f"heatmap_n{n:02d}"] = figures.heatmap(hm, out / f"heatmap_n{n:02d}.png", f"{run.model}: N={n}, "
+                                                    f"{counts[n]} grids", options.overlay_patch, options.input_size)
+    conf = confusion(scored)
+    figs["confusion"] = figures.confusion(conf, out / "confusion.png")
+    align = [geo.alignment(hms, counts, p, options.input_size) for p in options.patches]
+    figs["alignment"] = figures.alignment(align, out / "patch_alignment.png")
+    gap = [{"grid_size": n, "num_colors": c, "probe": label, "probe_cell_accuracy": curve[n],
+            "end_to_end_cell_accuracy": tasks[(n, c)]["cell_accuracy"], "gap": curve[n] - tasks[(n, c)]["cell_accuracy"]}
+           for (c, label), curve in sorted(curves.items()) for n in sorted(curve) if (n, c) in tasks]
+    report = {"model": run.model, "results_file": run.results_path.name, "overall": overall,
+              "tasks": [{"grid_size": n, "num_colors": c, **s} for (n, c), s in tasks.items()],
+              "patch_alignment": align, "confusion": conf.tolist(), "digital_agnosia_gap": gap, "figures": figs}
+    _write(out, report, tasks, overall, align, gap, figs, run, options)
+    report["output_dir"] = str(out)
+    return report
+
+
+def _write(out: Path, report: dict, tasks: dict, overall: dict, align: list, gap: list, figs: dict, run,
+           options: ReportOptions) -> None:
+    headers = ["N", "C", "n", "exact match [95% CI]", "cell accuracy [95% CI]", "parse failed [95% CI]", "truncated [95% CI]"]
+    rows = [[str(n), str(c), str(s["n"]), *(fmt_ci(s[k], s[f"{k}_ci"]) for k in
+             ("exact_match", "cell_accuracy", "parse_failed", "truncated"))] for (n, c), s in tasks.items()]
+    rows.append(["all", "", str(overall["n"]), *(fmt_ci(overall[k], overall[f"{k}_ci"]) for k in
+                 ("exact_match", "cell_accuracy", "parse_failed", "truncated"))])
+    with open(out / "summary.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["grid_size", "num_colors", "n", "exact_match", "cell_accuracy", "parse_failed", "truncated"])
+        for (n, c), s in tasks.items():
+            w.writerow([n, c, s["n"], s["exact_match"], s["cell_accuracy"], s["parse_failed"], s["truncated"]])
+    atomic_write_text(out / "report.json", json.dumps(report, indent=1) + "\n")
+    align_rows = [[f"{a['patch']:g}", b["bin"], str(b["cells"]), fmt(b["cell_accuracy"])] for a in align for b in a["bins"]]
+    gap_rows = [[str(g["grid_size"]), str(g["num_colors"]), g["probe"], fmt(g["probe_cell_accuracy"]),
+                 fmt(g["end_to_end_cell_accuracy"]), fmt(g["gap"])] for g in gap]
+    heat = [k for k in figs if k.startswith("heatmap_")]
+    sections = [
+        ("Scores by task", "Exact match, cell accuracy, parse failures and truncation per (N, C), re-scored from the "
+         "logged samples. Intervals: Wilson for rates, seeded bootstrap for cell accuracy.", headers, rows),
+        ("Patch alignment", "Cell accuracy against the share of each cell that lies outside its dominant patch, "
+         f"for a model that sees the image at {options.input_size:g} px.",
+         ["patch px", "share outside dominant patch", "cells", "cell accuracy"], align_rows),
+    ]
+    if gap:
+        sections.append(("Digital Agnosia gap", "Probe on the frozen encoder against the end-to-end model, same N and C.",
+                         ["N", "C", "probe", "probe cell acc", "end-to-end cell acc", "gap"], gap_rows))
+    md = [f"# G2M report: {run.model}", "", f"Run: `{run.results_path.name}`, {len(run.samples):,} samples.", "",
+          f"![accuracy against N]({figs['accuracy']})", ""]
+    body = [f"<h1>G2M report: {esc(run.model)}</h1>",
+            f"<p class=\"muted\">Run {esc(run.results_path.name)}, {len(run.samples):,} samples.</p>",
+            f"<img src=\"{esc(figs['accuracy'])}\" alt=\"accuracy against N\">"]
+    for title, text, h, r in sections:
+        md += [f"## {title}", "", text, "", md_table(h, r), ""]
+        body += [f"<h2>{esc(title)}</h2><p>{esc(text)}</p>", table(h, r, text_cols=0)]
+    for title, names in (("Per-cell heatmaps", heat), ("Patch alignment", ["alignment"]), ("Colour confusion", ["confusion"])):
+        md += [f"## {title}", ""] + [f"![{k}]({figs[k]})" for k in names] + [""]
+        body += [f"<h2>{esc(title)}</h2>"] + [f"<img src=\"{esc(figs[k])}\" alt=\"{esc(k)}\">" for k in names]
+    atomic_write_text(out / "index.md", "\n".join(md) + "\n")
+    atomic_write_text(out / "index.html", page(f"G2M report: {run.model}", "\n".join(body)))

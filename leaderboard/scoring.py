@@ -1,0 +1,147 @@
+"""Re-score raw model outputs with the harness's own parser and metrics, and aggregate them with confidence intervals.
+
+The leaderboard never reads a score from a submission: the ground truth of every ``zero_shot`` id is regenerated
+from its seed (``dataset_builder``'s generator is a pure function of seed, N and C, and ``g2m verify`` proves the
+release equals it), every output is parsed by ``harness_tasks.parsing`` and scored by ``harness_tasks.metrics``. The
+same code scores a researcher's own lm-eval run in ``g2m report``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from dataset_builder.configs import get_config
+from dataset_builder.generate import make_matrix
+from harness_tasks.metrics import cell_accuracy, cell_mask, exact_match
+from harness_tasks.parsing import parse_matrix
+
+#: Predicted values outside the palette land in this extra confusion column.
+INVALID = "invalid"
+
+
+@dataclass(frozen=True)
+class Truth:
+    id: str
+    grid_size: int
+    num_colors: int
+    seed: int
+
+
+@lru_cache(maxsize=1)
+def zero_shot_truth() -> dict[str, Truth]:
+    """Every id of the full ``zero_shot`` release, known without reading any data."""
+    out = {}
+    for block in get_config("zero_shot").split("test").blocks:
+        for i in range(block.count):
+            out[block.sample_id(i)] = Truth(block.sample_id(i), block.grid_size, block.num_colors, block.seed(i))
+    return out
+
+
+def truth_matrix(t: Truth) -> np.ndarray:
+    return make_matrix(t.seed, t.grid_size, t.num_colors)
+
+
+@dataclass
+class Scored:
+    """One output, re-scored."""
+
+    id: str
+    grid_size: int
+    num_colors: int
+    exact_match: float
+    cell_accuracy: float
+    parse_failed: bool
+    truncated: bool
+    strategy: str
+    reason: str | None
+    mask: np.ndarray  # (N, N) bool
+    pred: np.ndarray  # (N, N): predicted value, -1 where missing
+    target: np.ndarray  # (N, N)
+
+
+def score_output(sample_id: str, output: str, target: np.ndarray, num_colors: int, finish_reason: str | None = None) -> Scored:
+    n = int(target.shape[0])
+    parsed = parse_matrix(output, n)
+    tgt = target.tolist()
+    pred = np.full((n, n), -1, dtype=np.int64)
+    for r, row in enumerate((parsed.matrix or ())[:n]):
+        vals = np.clip(np.asarray(row[:n], dtype=np.float64), -1e9, 1e9).astype(np.int64)
+        pred[r, : len(vals)] = vals
+    return Scored(
+        id=sample_id, grid_size=n, num_colors=num_colors,
+        exact_match=exact_match(parsed.matrix, tgt), cell_accuracy=cell_accuracy(parsed.matrix, tgt),
+        parse_failed=parsed.failed, truncated=parsed.truncated or finish_reason == "length",
+        strategy=parsed.strategy, reason=parsed.reason,
+        mask=np.asarray(cell_mask(parsed.matrix, tgt), dtype=bool), pred=pred, target=np.asarray(target, np.int64),
+    )
+
+
+def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson score interval of a proportion (well behaved at 0 and 1, unlike the normal approximation)."""
+    if n == 0:
+        return (math.nan, math.nan)
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def bootstrap_mean(values: np.ndarray, iters: int = 1000, seed: int = 0) -> tuple[float, float]:
+    """95% percentile bootstrap interval of a mean (seeded, so the same run gives the same report)."""
+    if len(values) == 0:
+        return (math.nan, math.nan)
+    rng = np.random.Generator(np.random.PCG64(seed))
+    means = values[rng.integers(0, len(values), (iters, len(values)))].mean(axis=1)
+    return (float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975)))
+
+
+def summarise(rows: list[Scored]) -> dict:
+    """Scores of a group of outputs, each with its 95% interval."""
+    n = len(rows)
+    em = sum(r.exact_match for r in rows)
+    pf = sum(r.parse_failed for r in rows)
+    tr = sum(r.truncated for r in rows)
+    ca = np.array([r.cell_accuracy for r in rows])
+    return {
+        "n": n,
+        "exact_match": em / n if n else math.nan, "exact_match_ci": wilson(em, n),
+        "cell_accuracy": float(ca.mean()) if n else math.nan, "cell_accuracy_ci": bootstrap_mean(ca),
+        "parse_failed": pf / n if n else math.nan, "parse_failed_ci": wilson(pf, n),
+        "truncated": tr / n if n else math.nan, "truncated_ci": wilson(tr, n),
+    }
+
+
+def by_task(rows: Iterable[Scored]) -> dict[tuple[int, int], list[Scored]]:
+    out: dict[tuple[int, int], list[Scored]] = {}
+    for r in rows:
+        out.setdefault((r.grid_size, r.num_colors), []).append(r)
+    return dict(sorted(out.items()))
+
+
+def heatmaps(rows: Iterable[Scored]) -> dict[int, np.ndarray]:
+    """Mean per-cell correctness for each grid size (all palettes pooled)."""
+    sums: dict[int, np.ndarray] = {}
+    counts: dict[int, int] = {}
+    for r in rows:
+        sums[r.grid_size] = sums.get(r.grid_size, 0) + r.mask
+        counts[r.grid_size] = counts.get(r.grid_size, 0) + 1
+    return {n: sums[n] / counts[n] for n in sorted(sums)}
+
+
+def confusion(rows: Iterable[Scored], num_values: int = 10) -> np.ndarray:
+    """(true value) x (predicted value, then one column for anything invalid), over the cells of parsed outputs."""
+    conf = np.zeros((num_values, num_values + 1), dtype=np.int64)
+    for r in rows:
+        if r.parse_failed:
+            continue
+        true = r.target.reshape(-1)
+        pred = r.pred.reshape(-1)
+        bad = (pred < 0) | (pred >= num_values)
+        np.add.at(conf, (true[~bad], pred[~bad]), 1)
+        np.add.at(conf[:, num_values], true[bad], 1)
+    return conf

@@ -1,0 +1,192 @@
+"""``g2m leaderboard build``: a static site of validated, re-scored submissions (servable as it is, e.g. as a Hugging
+Face static Space), plus a CSV and a markdown table.
+
+Rows: every submission that passes ``validate`` (scores recomputed here, never read from the file), the two
+reference models computed offline from the generator (the oracle's and the random model's real outputs), and the
+paper's reported numbers, marked "reported, not re-scored". Rejected files are listed with their reasons.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from PIL import Image
+
+from dataset_builder.configs import ZERO_SHOT_SIZES
+from dataset_builder.fsutil import atomic_write_text
+from dataset_builder.prompt import build_prompt, format_answer
+from dataset_builder.render import render_rgb
+
+from . import figures
+from . import geometry as geo
+from .html import esc, fmt, fmt_ci, md_table, page, table
+from .scoring import by_task, confusion, heatmaps, score_output, summarise, truth_matrix, zero_shot_truth
+from .submission import validate
+
+REPORTED = Path(__file__).with_name("reported.json")
+SORT_JS = """
+document.querySelectorAll('table.sortable th.sortable').forEach(function (th) {
+  th.addEventListener('click', function () {
+    var table = th.closest('table'), body = table.tBodies[0], col = th.cellIndex;
+    var asc = th.getAttribute('aria-sort') !== 'ascending';
+    table.querySelectorAll('th').forEach(function (h) { h.removeAttribute('aria-sort'); });
+    th.setAttribute('aria-sort', asc ? 'ascending' : 'descending');
+    var rows = Array.prototype.slice.call(body.rows);
+    rows.sort(function (a, b) {
+      var x = a.cells[col].getAttribute('data-v'), y = b.cells[col].getAttribute('data-v');
+      if (x === '' || x === null) { return 1; }
+      if (y === '' || y === null) { return -1; }
+      var nx = parseFloat(x), ny = parseFloat(y);
+      var c = (isNaN(nx) || isNaN(ny)) ? x.localeCompare(y) : nx - ny;
+      return asc ? c : -c;
+    });
+    rows.forEach(function (r) { body.appendChild(r); });
+  });
+});
+"""
+
+
+def slug(name: str, suffix: str = "") -> str:
+    """A file name for a model page: only [A-Za-z0-9_.-], never hidden or '..', unique through ``suffix``."""
+    base = re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.")[:80] or "model"
+    return f"{base}-{suffix}" if suffix else base
+
+
+@lru_cache(maxsize=1)
+def _baseline_scores() -> tuple[list, list]:
+    """The oracle's and the random model's outputs on the full release, made offline, then scored like any other."""
+    from harness_tasks import IMAGE_PLACEHOLDER
+    from harness_tasks.models import RandomLM
+
+    random_lm = RandomLM()
+    oracle, rand = [], []
+    for sid, t in zero_shot_truth().items():
+        m = truth_matrix(t)
+        oracle.append(score_output(sid, format_answer(m), m, t.num_colors))
+        image = Image.fromarray(render_rgb(m))
+        answer = random_lm.answer(IMAGE_PLACEHOLDER + build_prompt(t.grid_size, t.num_colors), image)
+        rand.append(score_output(sid, answer, m, t.num_colors))
+    return oracle, rand
+
+
+def baseline_rows() -> list[dict]:
+    oracle, rand = _baseline_scores()
+    return [{"name": name, "kind": "baseline", "scored": scored, "meta": {"model": {"id": name, "backend": "built-in"}}}
+            for name, scored in (("g2m-oracle", oracle), ("g2m-random", rand))]
+
+
+def _model_page(row: dict, folder: Path) -> str:
+    name, scored = row["name"], row["scored"]
+    page_slug = slug(name, (row.get("sha256") or "")[:10])
+    assets = folder / page_slug
+    assets.mkdir(parents=True, exist_ok=True)
+    tasks = {k: summarise(v) for k, v in by_task(scored).items()}
+    hms = heatmaps(scored)
+    counts = {n: sum(1 for r in scored if r.grid_size == n) for n in hms}
+    figs = [figures.accuracy_vs_n(tasks, assets / "accuracy_vs_n.png")]
+    figs += [figures.heatmap(hms[n], assets / f"heatmap_n{n:02d}.png", f"{name[:60]}: N={n}", 16) for n in hms]
+    figs.append(figures.confusion(confusion(scored), assets / "confusion.png"))
+    figs.append(figures.alignment([geo.alignment(hms, counts, p) for p in (14.0, 16.0, 28.0, 32.0)],
+                                  assets / "patch_alignment.png"))
+    meta_rows = [[k, json.dumps(v) if not isinstance(v, str) else v] for k, v in _flat(row["meta"]).items()]
+    rows = [[str(n), str(c), fmt_ci(s["exact_match"], s["exact_match_ci"]), fmt_ci(s["cell_accuracy"], s["cell_accuracy_ci"]),
+             fmt(s["parse_failed"]), fmt(s["truncated"])] for (n, c), s in tasks.items()]
+    body = [f"<p><a href=\"../index.html\">&larr; leaderboard</a></p><h1>{esc(name)}</h1>",
+            f"<p class=\"muted\">{esc(row['kind'])}; every score re-computed from the raw outputs.</p>",
+            table(["field", "value"], meta_rows, text_cols=2),
+            table(["N", "C", "exact match [95% CI]", "cell accuracy [95% CI]", "parse failed", "truncated"], rows, text_cols=0)]
+    body += [f"<img src=\"{esc(page_slug)}/{esc(f)}\" alt=\"{esc(f)}\">" for f in figs]
+    path = folder / f"{page_slug}.html"
+    atomic_write_text(path, page(f"G2M: {name}", "\n".join(body)))
+    return f"models/{path.name}"
+
+
+def _flat(d: dict, prefix: str = "") -> dict:
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, dict) and k != "max_gen_toks":
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def build_site(submissions: str | Path, out: str | Path) -> dict:
+    submissions, out = Path(submissions), Path(out)
+    if not submissions.is_dir():
+        raise ValueError(f"{submissions} is not a folder of submissions")
+    files = sorted(p for p in submissions.iterdir() if p.is_file() and p.name.endswith((".json", ".json.gz")))
+    rows, rejected = [], []
+    for f in files:
+        v = validate(f)
+        if v.ok:
+            rows.append({"name": v.metadata["model"]["id"], "kind": "submission", "scored": v.scored, "meta": v.metadata,
+                         "file": f.name, "sha256": v.sha256, "warnings": v.warnings})
+        else:
+            rejected.append({"file": f.name, "reason": v.reason})
+    rows += baseline_rows()
+    (out / "models").mkdir(parents=True, exist_ok=True)
+    for r in rows:
+        r["overall"] = summarise(r["scored"])
+        r["by_n"] = {n: summarise([s for s in r["scored"] if s.grid_size == n]) for n in ZERO_SHOT_SIZES}
+        r["page"] = _model_page(r, out / "models")
+    reported = json.loads(REPORTED.read_text())
+    _write_index(out, rows, reported, rejected)
+    return {"rows": len(rows), "submissions": sum(r["kind"] == "submission" for r in rows), "rejected": rejected,
+            "output_dir": str(out)}
+
+
+def _write_index(out: Path, rows: list[dict], reported: dict, rejected: list[dict]) -> None:
+    ns = list(ZERO_SHOT_SIZES)
+    headers = ["model", "kind", "backend", "exact match", "cell accuracy", "parse failed", "truncated",
+               *[f"N={n}" for n in ns]]
+    ranked = sorted(rows, key=lambda r: -r["overall"]["cell_accuracy"])
+    html_rows, csv_rows = [], []
+    for r in ranked:
+        o = r["overall"]
+        vals = [o["exact_match"], o["cell_accuracy"], o["parse_failed"], o["truncated"],
+                *[r["by_n"][n]["cell_accuracy"] for n in ns]]
+        backend = (r["meta"].get("model") or {}).get("backend") or ""
+        cells = [f"<td class=\"text\" data-v=\"{esc(r['name'])}\"><a href=\"{esc(r['page'])}\">{esc(r['name'])}</a>"
+                 + (" <span class=\"badge\">baseline</span>" if r["kind"] == "baseline" else "") + "</td>",
+                 f"<td class=\"text\" data-v=\"{esc(r['kind'])}\">{esc(r['kind'])}</td>",
+                 f"<td class=\"text\" data-v=\"{esc(backend)}\">{esc(backend)}</td>"]
+        cells += [f"<td data-v=\"{v:.6f}\">{fmt(v)}</td>" for v in vals]
+        html_rows.append(f"<tr class=\"{esc(r['kind'])}\">" + "".join(cells) + "</tr>")
+        csv_rows.append([r["name"], r["kind"], backend, *[f"{v:.6f}" for v in vals]])
+    for rep in reported["rows"]:
+        cell_by_n = {x["grid_size"]: x["value"] for x in rep["results"] if x["metric"] == "cell_accuracy"}
+        notes = "; ".join(f"{x['metric'].replace('_', ' ')} {x['value']:.4f} at {x['grid_size']}x{x['grid_size']}"
+                          for x in rep["results"])
+        cells = [f"<td class=\"text\" data-v=\"{esc(rep['model'])}\">{esc(rep['model'])} <span class=\"badge\">"
+                 "reported, not re-scored</span></td>", "<td class=\"text\" data-v=\"reported\">reported</td>",
+                 f"<td class=\"text\" data-v=\"\">paper: {esc(notes)}</td>"]
+        cells += ["<td data-v=\"\">-</td>"] * 4
+        cells += [f"<td data-v=\"{cell_by_n[n]:.6f}\">{fmt(cell_by_n[n])}</td>" if n in cell_by_n else "<td data-v=\"\">-</td>"
+                  for n in ns]
+        html_rows.append("<tr class=\"reported\">" + "".join(cells) + "</tr>")
+        csv_rows.append([rep["model"], "reported, not re-scored", f"paper: {notes}", "", "", "", "",
+                         *[f"{cell_by_n[n]:.6f}" if n in cell_by_n else "" for n in ns]])
+    head = "".join(f"<th class=\"sortable{' text' if i < 3 else ''}\">{esc(h)}</th>" for i, h in enumerate(headers))
+    board = (f"<div style=\"overflow-x:auto\"><table id=\"board\" class=\"sortable\"><thead><tr>{head}</tr></thead>"
+             f"<tbody>{''.join(html_rows)}</tbody></table></div>")
+    rej = (table(["file", "reason"], [[r["file"], r["reason"]] for r in rejected], text_cols=2) if rejected
+           else "<p class=\"muted\">none</p>")
+    body = ("<h1>Grid2Matrix leaderboard</h1><p>Every submission is validated and every output re-parsed and re-scored "
+            "here; numbers in submitted files are ignored. Cell accuracy per grid size N averages the palettes "
+            "(3, 5, 10 colours). Click a column to sort.</p>" + board +
+            f"<p class=\"muted\">{esc(reported['note'])} Source: {esc(reported['source'])}.</p>"
+            f"<h2>Rejected submissions</h2>{rej}"
+            "<p class=\"muted\">Also as <a href=\"leaderboard.csv\">CSV</a> and <a href=\"leaderboard.md\">markdown</a>.</p>")
+    atomic_write_text(out / "index.html", page("Grid2Matrix leaderboard", body, SORT_JS))
+    buf = io.StringIO()
+    csv.writer(buf).writerows([headers, *csv_rows])
+    atomic_write_text(out / "leaderboard.csv", buf.getvalue())
+    atomic_write_text(out / "leaderboard.md", md_table(headers, [[c if c else "-" for c in r] for r in csv_rows]) + "\n")
+    atomic_write_text(out / "README.md", "---\ntitle: Grid2Matrix leaderboard\nsdk: static\napp_file: index.html\n"
+                      "pinned: false\n---\n\nStatic site built by `g2m leaderboard build`.\n")

@@ -1,0 +1,114 @@
+"""The static leaderboard in a real headless browser (Debian's chromium driven by Playwright)."""
+
+from __future__ import annotations
+
+import csv
+import functools
+import http.server
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+from test_submission import _doc, _write
+
+from leaderboard.site import build_site
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+HOSTILE_NAME = "<img src=x onerror=alert(1)><script>alert(2)</script>"
+
+if not Path(CHROMIUM).exists():
+    if os.environ.get("G2M_REQUIRE_BROWSER"):
+        raise RuntimeError("chromium is required (G2M_REQUIRE_BROWSER is set): apt-get install chromium")
+    pytest.skip("chromium is not installed (CI installs it: apt-get install chromium)", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    subs = tmp_path_factory.mktemp("subs")
+    _write(subs, _doc(), "perfect.json.gz")
+    junk = _doc(output=lambda t: "[[0]]", scores={"exact_match": 1.0})
+    junk["metadata"]["model"]["id"] = HOSTILE_NAME
+    _write(subs, junk, "junk.json")
+    wrong = _doc()
+    wrong["metadata"]["dataset"]["revision"] = "v0.1"
+    _write(subs, wrong, "wrong-revision.json")
+    (subs / "notes.txt").write_text("not a submission")
+    out = tmp_path_factory.mktemp("site")
+    res = build_site(subs, out)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(out))
+    handler.log_message = lambda *a: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield {"url": f"http://127.0.0.1:{server.server_address[1]}/", "dir": out, "result": res}
+    server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run"])
+        yield b
+        b.close()
+
+
+def _open(browser, url):
+    page = browser.new_page()
+    problems = []
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    page.on("dialog", lambda d: (problems.append(f"dialog: {d.message}"), d.dismiss()))
+    page.goto(url)
+    page.wait_for_load_state("networkidle")
+    return page, problems
+
+
+def _column(page, index):
+    return page.eval_on_selector_all("#board tbody tr", f"rows => rows.map(r => r.cells[{index}].getAttribute('data-v'))")
+
+
+def test_rows_sorting_and_no_console_errors(site, browser):
+    page, problems = _open(browser, site["url"] + "index.html")
+    assert page.title() == "Grid2Matrix leaderboard"
+    names = page.eval_on_selector_all("#board tbody tr td:first-child", "cells => cells.map(c => c.textContent)")
+    assert len(names) == 2 + 2 + 5  # two accepted submissions, two baselines, five reported rows
+    assert sum("reported, not re-scored" in n for n in names) == 5
+    assert any(HOSTILE_NAME in n for n in names)  # shown as text, never run as markup
+    headers = page.eval_on_selector_all("#board th", "ths => ths.map(t => t.textContent)")
+    col = headers.index("cell accuracy")
+    page.click(f"#board th:nth-child({col + 1})")
+    asc = [float(v) for v in _column(page, col) if v]
+    assert asc == sorted(asc) and len(asc) == 4
+    page.click(f"#board th:nth-child({col + 1})")
+    desc = [float(v) for v in _column(page, col) if v]
+    assert desc == sorted(desc, reverse=True)
+    assert _column(page, col)[-5:] == [""] * 5  # rows without a value stay last either way
+    rejected = page.inner_text("table:not(#board)")
+    assert "wrong-revision.json" in rejected and "does not match the leaderboard" in rejected
+    assert problems == []
+
+
+def test_model_pages_load_their_figures(site, browser):
+    page, problems = _open(browser, site["url"] + "index.html")
+    links = page.eval_on_selector_all("#board a", "as => as.map(a => a.getAttribute('href'))")
+    assert len(links) == 4
+    for link in links:
+        page, problems = _open(browser, site["url"] + link)
+        images = page.eval_on_selector_all("img", "ims => ims.map(i => [i.complete, i.naturalWidth])")
+        assert len(images) == 18 and all(done and width > 0 for done, width in images), link
+        assert problems == []
+
+
+def test_csv_markdown_and_space_metadata(site):
+    rows = list(csv.reader(open(site["dir"] / "leaderboard.csv")))
+    assert rows[0][:5] == ["model", "kind", "backend", "exact match", "cell accuracy"] and len(rows) == 10
+    assert rows[1][0] in ("Test-VLM", "g2m-oracle") and float(rows[1][4]) == 1.0
+    assert "| g2m-random |" in (site["dir"] / "leaderboard.md").read_text()
+    assert "sdk: static" in (site["dir"] / "README.md").read_text()
+    (rejected,) = site["result"]["rejected"]
+    assert rejected["file"] == "wrong-revision.json" and "'v0.1' does not match" in rejected["reason"]
