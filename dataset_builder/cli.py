@@ -127,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"g2m: error: {e}", file=sys.stderr)
         return 2
     except ImportError as e:
-        return _missing(e, getattr(args, "extra", "harness"))
+        return _missing(e, getattr(e, "extra", None) or getattr(args, "extra", "harness"))
     except KeyboardInterrupt:
         print("g2m: interrupted; nothing half-written was left behind. Run the same command again to resume.", file=sys.stderr)
         return 130

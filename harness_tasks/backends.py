@@ -12,6 +12,17 @@ import re
 from .budget import suggest_max_model_len
 from .taskgen import all_tasks, groups
 
+#: The package extra that brings each backend's dependencies (default: ``harness``).
+EXTRAS = {"vllm-vlm": "vllm", "vllm": "vllm"}
+
+
+class MissingBackend(ImportError):
+    """A backend's optional dependencies are not installed; ``extra`` names the extra that installs them."""
+
+    def __init__(self, model: str, error: ImportError) -> None:
+        self.extra = EXTRAS.get(model, "harness")
+        super().__init__(f"the {model} backend needs {getattr(error, 'name', None) or error}")
+
 
 def grid_sizes(tasks: tuple[str, ...]) -> list[int]:
     sizes = {t: n for t, n, _ in all_tasks()}

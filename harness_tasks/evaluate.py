@@ -15,7 +15,7 @@ from dataset_builder import __version__
 from dataset_builder.card import library_versions
 
 from . import data
-from .backends import effective_model_args
+from .backends import MissingBackend, effective_model_args
 from .taskgen import TASK_DIR, TASK_VERSION, all_tasks, groups
 
 BASELINES = ("g2m-oracle", "g2m-random")
@@ -101,9 +101,14 @@ def run_eval(spec: EvalSpec) -> dict:
         lm_class = get_model(spec.model)
     except ValueError as e:
         raise ValueError(f"{e} (G2M adds {', '.join(BASELINES)})") from None
+    except ImportError as e:
+        raise MissingBackend(spec.model, e) from e
     model_args = effective_model_args(spec.model, spec.model_args, spec.tasks)
-    lm = lm_class.create_from_arg_string(model_args, {"batch_size": spec.batch_size, "max_batch_size": None,
-                                                           "device": spec.device})
+    try:
+        lm = lm_class.create_from_arg_string(model_args, {"batch_size": spec.batch_size, "max_batch_size": None,
+                                                          "device": spec.device})
+    except ImportError as e:
+        raise MissingBackend(spec.model, e) from e
     out = Path(spec.output)
     name = _sanitize(spec.display_name)
     if spec.resume:

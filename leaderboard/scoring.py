@@ -20,9 +20,6 @@ from dataset_builder.generate import make_matrix
 from harness_tasks.metrics import cell_accuracy, cell_mask, exact_match
 from harness_tasks.parsing import parse_matrix
 
-#: Predicted values outside the palette land in this extra confusion column.
-INVALID = "invalid"
-
 
 @dataclass(frozen=True)
 class Truth:
@@ -134,7 +131,8 @@ def heatmaps(rows: Iterable[Scored]) -> dict[int, np.ndarray]:
 
 
 def confusion(rows: Iterable[Scored], num_values: int = 10) -> np.ndarray:
-    """(true value) x (predicted value, then one column for anything invalid), over the cells of parsed outputs."""
+    """(true value) x (predicted value, then one last column for anything outside 0..9 or missing), over the cells
+    of parsed outputs."""
     conf = np.zeros((num_values, num_values + 1), dtype=np.int64)
     for r in rows:
         if r.parse_failed:

@@ -26,8 +26,7 @@ from . import tokens as tk
 
 READOUTS = ("vision", "projector")
 QWEN = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")
-VITS = {"siglip": True, "siglip_vision_model": True, "siglip2": True, "siglip2_vision_model": True,
-        "clip": True, "clip_vision_model": True}
+VITS = frozenset({"siglip", "siglip_vision_model", "siglip2", "siglip2_vision_model", "clip", "clip_vision_model"})
 
 
 class EncoderError(ValueError):

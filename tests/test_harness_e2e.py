@@ -136,3 +136,18 @@ def test_bad_eval_arguments_are_one_line_errors(small_release, tmp_path, args, m
     res = subprocess.run([str(Path(sys.executable).parent / "g2m"), "eval", *args, "--output", str(tmp_path)],
                          capture_output=True, text=True, timeout=300, env=_env())
     assert res.returncode == 2 and message in res.stderr and "Traceback" not in res.stderr
+
+
+def test_a_backend_without_its_dependencies_names_the_extra(small_release, tmp_path):
+    pytest.importorskip("lm_eval")
+    try:
+        import vllm  # noqa: F401
+
+        pytest.skip("vllm is installed here")
+    except ImportError:
+        pass
+    res = subprocess.run([str(Path(sys.executable).parent / "g2m"), "eval", "--model", "vllm-vlm", "--model-args",
+                          "pretrained=x", "--data", str(small_release), "--tasks", "g2m_n03_c3", "--output", str(tmp_path)],
+                         capture_output=True, text=True, timeout=300, env=_env())
+    assert res.returncode == 2 and "the vllm-vlm backend needs" in res.stderr
+    assert "pip install 'grid2matrix[vllm]'" in res.stderr
