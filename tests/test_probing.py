@@ -15,6 +15,8 @@ from tiny_models import (
     make_tiny_qwen2_5_vl,
     make_tiny_qwen2_vl,
     make_tiny_qwen3_vl,
+    make_tiny_siglip2_vision,
+    make_tiny_siglip_vision,
 )
 
 from probing.encoders import Encoder, EncoderError, load_encoder
@@ -131,8 +133,12 @@ def _silence_mixing(module: torch.nn.Module) -> None:
                 p.zero_()
 
 
-@pytest.mark.parametrize("builder", [make_tiny_qwen2_vl, make_tiny_qwen2_5_vl, make_tiny_qwen3_vl, make_tiny_internvl])
-@pytest.mark.parametrize("readout", ["vision", "projector"])
+VLMS = [make_tiny_qwen2_vl, make_tiny_qwen2_5_vl, make_tiny_qwen3_vl, make_tiny_internvl]
+VITS = [make_tiny_siglip_vision, make_tiny_siglip2_vision, make_tiny_clip_vision]
+
+
+@pytest.mark.parametrize(("builder", "readout"), [(b, r) for b in VLMS for r in ("vision", "projector")] +
+                         [(b, "vision") for b in VITS])
 def test_real_towers_put_tokens_where_the_pixels_are(builder, readout, tmp_path):
     enc = load_encoder(str(builder(tmp_path / "m")), readout)
     _silence_mixing(enc.model)

@@ -51,3 +51,13 @@ def make_tiny_clip_vision(path) -> Path:
     model = CLIPVisionModel(CLIPVisionConfig(image_size=224, patch_size=14, **VISION))
     image_processor = CLIPImageProcessorPil(size={"shortest_edge": 224}, crop_size={"height": 224, "width": 224})
     return _save(path, model, image_processor)
+
+
+def make_tiny_siglip2_vision(path) -> Path:
+    """Siglip2VisionModel (NaFlex: patch 16, at most 256 patches, so a 512x512 image becomes 16x16 patches at its own
+    aspect ratio) + Siglip2ImageProcessor."""
+    from transformers import Siglip2ImageProcessorPil, Siglip2VisionConfig, Siglip2VisionModel
+
+    torch.manual_seed(0)
+    model = Siglip2VisionModel(Siglip2VisionConfig(patch_size=16, num_patches=256, **VISION))
+    return _save(path, model, Siglip2ImageProcessorPil(patch_size=16, max_num_patches=256))

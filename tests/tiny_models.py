@@ -25,7 +25,7 @@ The Qwen-VL and InternVL ``AutoProcessor`` needs torchvision (video processor), 
 vision-tower probes and hand-built prompts, not for lm-eval's hf-multimodal on a torchvision-less machine.
 """
 
-from tiny_encoders import make_tiny_clip_vision, make_tiny_siglip_vision
+from tiny_encoders import make_tiny_clip_vision, make_tiny_siglip2_vision, make_tiny_siglip_vision
 from tiny_vlms import (
                        make_tiny_idefics3,
                        make_tiny_internvl,
@@ -38,6 +38,6 @@ from tiny_vlms import (
 
 __all__ = [
     "make_tiny_clip_vision", "make_tiny_idefics3", "make_tiny_internvl", "make_tiny_llava",
-    "make_tiny_qwen2_5_vl", "make_tiny_qwen2_vl", "make_tiny_qwen3_vl", "make_tiny_siglip_vision",
+    "make_tiny_qwen2_5_vl", "make_tiny_qwen2_vl", "make_tiny_qwen3_vl", "make_tiny_siglip2_vision", "make_tiny_siglip_vision",
     "qwen_patch_grid",
 ]
