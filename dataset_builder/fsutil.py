@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +14,13 @@ LOCK_NAME = ".g2m-build.lock"
 
 class BuildError(RuntimeError):
     """A problem with the output folder or its contents, reported to the user in one line."""
+
+
+def safe_name(name: str, sep: str = "__", limit: int = 80) -> str:
+    """A file-system-safe name for a model or encoder: a local folder's last component, or the Hub id with every
+    run of other characters replaced by ``sep``; never hidden, never '..', never empty."""
+    base = Path(name).name if Path(name).expanduser().exists() else name
+    return re.sub(r"[^A-Za-z0-9_.-]+", sep, base).strip("._-" + sep)[:limit] or "model"
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from dataset_builder import __version__
 from dataset_builder.card import library_versions
+from dataset_builder.fsutil import safe_name
 
 from . import data
 from .backends import MissingBackend, effective_model_args
@@ -61,8 +62,15 @@ class EvalSpec:
 
     @property
     def display_name(self) -> str:
-        m = re.search(r"(?:^|,)(?:pretrained|model|path)=([^,]+)", self.model_args)
-        return m.group(1) if m else self.model
+        return model_name(self.model, self.model_args)
+
+
+def model_name(backend: str, model_args: str | dict | None) -> str:
+    """What a run is called: the checkpoint in ``model_args`` (pretrained=, model=, path=), else the backend."""
+    if isinstance(model_args, dict):
+        model_args = ",".join(f"{k}={v}" for k, v in model_args.items())
+    m = re.search(r"(?:^|,)(?:pretrained|model|path)=([^,]+)", model_args or "")
+    return m.group(1) if m else backend
 
 
 class _QuietCustomDataset(logging.Filter):
@@ -78,10 +86,6 @@ def quiet_lm_eval() -> None:
 
 def versions() -> dict:
     return {"grid2matrix": __version__, **library_versions(_VERSIONED)}
-
-
-def _sanitize(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "__", name).strip("_") or "model"
 
 
 def run_eval(spec: EvalSpec) -> dict:
@@ -110,7 +114,7 @@ def run_eval(spec: EvalSpec) -> dict:
     except ImportError as e:
         raise MissingBackend(spec.model, e) from e
     out = Path(spec.output)
-    name = _sanitize(spec.display_name)
+    name = safe_name(spec.display_name)
     if spec.resume:
         lm = ResumableLM(lm, out / "cache" / f"{name}-{spec.run_key}_rank0.db", chunk=spec.resume_chunk)
     tracker = EvaluationTracker(output_path=str(out))

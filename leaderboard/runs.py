@@ -35,12 +35,10 @@ class Run:
 
     @property
     def model(self) -> str:
+        from harness_tasks.evaluate import model_name
+
         cfg = self.results.get("config", {})
-        args = cfg.get("model_args") or ""
-        if isinstance(args, dict):
-            args = ",".join(f"{k}={v}" for k, v in args.items())
-        m = re.search(r"(?:^|,)(?:pretrained|model|path)=([^,]+)", args)
-        return m.group(1) if m else str(cfg.get("model", self.folder.name))
+        return model_name(str(cfg.get("model", self.folder.name)), cfg.get("model_args"))
 
 
 def _results_files(folder: Path) -> list[Path]:

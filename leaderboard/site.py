@@ -11,14 +11,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 from functools import lru_cache
 from pathlib import Path
 
 from PIL import Image
 
 from dataset_builder.configs import ZERO_SHOT_SIZES
-from dataset_builder.fsutil import atomic_write_text
+from dataset_builder.fsutil import atomic_write_text, safe_name
 from dataset_builder.prompt import build_prompt, format_answer
 from dataset_builder.render import render_rgb
 
@@ -53,7 +52,7 @@ document.querySelectorAll('table.sortable th.sortable').forEach(function (th) {
 
 def slug(name: str, suffix: str = "") -> str:
     """A file name for a model page: only [A-Za-z0-9_.-], never hidden or '..', unique through ``suffix``."""
-    base = re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.")[:80] or "model"
+    base = safe_name(name, "-")
     return f"{base}-{suffix}" if suffix else base
 
 

@@ -15,13 +15,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 from pathlib import Path
 
 import numpy as np
 from tqdm.auto import tqdm
 
-from dataset_builder.fsutil import atomic_write_text
+from dataset_builder.fsutil import atomic_write_text, safe_name
 
 from .encoders import Encoder
 
@@ -64,7 +63,7 @@ def cache_key(encoder: Encoder, revision: str | None, data: dict, config: str, c
 
 
 def cache_dir(root: str | os.PathLike, key: dict) -> Path:
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(key["encoder"]).name if Path(key["encoder"]).exists() else key["encoder"])
+    slug = safe_name(key["encoder"], "_")
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
     return Path(root) / f"{slug}-{key['readout']}-{key['config']}-{digest}"
 

@@ -8,7 +8,6 @@ accuracy, the confusion matrix, and every setting needed to reproduce the run), 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,7 +17,7 @@ import torch
 from dataset_builder import __version__
 from dataset_builder.card import library_versions
 from dataset_builder.configs import CONFIG_NAMES, get_config
-from dataset_builder.fsutil import atomic_write_text
+from dataset_builder.fsutil import atomic_write_text, safe_name
 from dataset_builder.source import load_config, provenance
 
 from .encoders import READOUTS, load_encoder
@@ -56,10 +55,6 @@ class ProbeSpec:
             raise ValueError("--batch-size must be at least 1")
 
 
-def _slug(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "__", Path(name).name if Path(name).exists() else name)
-
-
 def run_probe(spec: ProbeSpec, progress: bool = True) -> dict:
     block = get_config(spec.config).splits[0].blocks[0]
     data = {**provenance(spec.data), "config": spec.config}  # a missing data folder fails before any model loads
@@ -76,7 +71,7 @@ def run_probe(spec: ProbeSpec, progress: bool = True) -> dict:
     model, history = train_probe(sets["train"], sets["validation"], dim, block.num_colors, block.grid_size,
                                  spec.train, progress)
     test = score(predict(model, sets["test"]), sets["test"].labels, block.num_colors)
-    out = Path(spec.out) / _slug(spec.encoder) / spec.readout / spec.config
+    out = Path(spec.out) / safe_name(spec.encoder) / spec.readout / spec.config
     out.mkdir(parents=True, exist_ok=True)
     np.save(out / "heatmap.npy", test["heatmap"])
     result = {
@@ -96,7 +91,7 @@ def run_probe(spec: ProbeSpec, progress: bool = True) -> dict:
     atomic_write_text(out / "result.json", json.dumps(result, indent=1) + "\n")
     from .plots import plot_curve, plot_heatmap
 
-    plot_heatmap(test["heatmap"], out / "heatmap.png", f"{_slug(spec.encoder)} {spec.readout} {spec.config}: "
+    plot_heatmap(test["heatmap"], out / "heatmap.png", f"{safe_name(spec.encoder)} {spec.readout} {spec.config}: "
                  f"test cell accuracy {test['cell_accuracy']:.3f}")
     plot_curve(history["history"], out / "curve.png", 1 / block.num_colors)
     result["output_dir"] = str(out)

@@ -248,14 +248,20 @@ def _qwen_image_processor(patch: int, mean_std: float | None = None):
     return Qwen2VLImageProcessorPil(patch_size=patch, merge_size=2, temporal_patch_size=2, **kw)
 
 
+def _qwen2_text_parts():
+    """Tokenizer, token ids and text config for Qwen2-VL and Qwen2.5-VL (no head_dim; mrope [4, 6, 6])."""
+    tok, ids, text = _qwen_parts()
+    text.pop("head_dim")
+    text["rope_parameters"] = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [4, 6, 6]}
+    return tok, ids, text
+
+
 def make_tiny_qwen2_vl(path) -> Path:
     """Qwen2VLForConditionalGeneration: vision patch 14, merge 2, depth 2, embed 64 -> merger 128; text
     mrope_section [4, 6, 6] (sums to head_dim / 2 = 16)."""
     from transformers import Qwen2VLConfig, Qwen2VLForConditionalGeneration
 
-    tok, ids, text = _qwen_parts()
-    text.pop("head_dim")
-    text["rope_parameters"] = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [4, 6, 6]}
+    tok, ids, text = _qwen2_text_parts()
     vision = dict(depth=2, embed_dim=64, hidden_size=TEXT["hidden_size"], mlp_ratio=2, num_heads=2,
                   patch_size=14, spatial_merge_size=2, temporal_patch_size=2)
     config = Qwen2VLConfig(text_config=text, vision_config=vision, **ids)
@@ -270,9 +276,7 @@ def make_tiny_qwen2_5_vl(path) -> Path:
     merged tokens = 8x8 patches) in block 0 and full attention in block 1 (``fullatt_block_indexes=[1]``)."""
     from transformers import Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration
 
-    tok, ids, text = _qwen_parts()
-    text.pop("head_dim")
-    text["rope_parameters"] = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [4, 6, 6]}
+    tok, ids, text = _qwen2_text_parts()
     vision = dict(depth=2, hidden_size=64, intermediate_size=128, num_heads=2, out_hidden_size=TEXT["hidden_size"],
                   patch_size=14, spatial_merge_size=2, temporal_patch_size=2, window_size=112,
                   fullatt_block_indexes=[1])
