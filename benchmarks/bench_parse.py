@@ -17,9 +17,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-from dataset_builder.prompt import format_answer  # noqa: E402
 from harness_tasks.metrics import cell_accuracy, cell_mask, exact_match  # noqa: E402
-from harness_tasks.parsing import MAX_ANSWER_CHARS, parse_matrix  # noqa: E402
+from harness_tasks.parsing import (  # noqa: E402
+    MAX_ANSWER_CHARS,
+    format_answer,  # noqa: E402
+    parse_matrix,
+)
 
 
 def score(text: str, target) -> float:

@@ -25,7 +25,8 @@ from tqdm.auto import tqdm
 
 from . import __version__
 from .configs import CONFIG_NAMES, ROWS_PER_SHARD, Block, ConfigSpec, check_scale, get_config, select_configs
-from .fsutil import BuildError, atomic_write_bytes, build_lock, remove_stale_temp_files
+from .errors import BuildError, UsageError
+from .fsutil import atomic_write_bytes, build_lock, remove_stale_temp_files
 from .generate import RenderOptions, make_sample
 from .table import read_shard_metadata, samples_to_table, table_to_parquet_bytes
 
@@ -135,7 +136,7 @@ class BuildParams:
     def __post_init__(self) -> None:
         check_scale(self.scale)
         if not isinstance(self.rows_per_shard, int) or self.rows_per_shard < 1:
-            raise ValueError(f"rows_per_shard must be a positive integer, got {self.rows_per_shard!r}")
+            raise UsageError(f"rows_per_shard must be a positive integer, got {self.rows_per_shard!r}")
 
     def to_json(self) -> dict:
         return {"scale": self.scale, "render": asdict(self.render), "rows_per_shard": self.rows_per_shard}
@@ -149,19 +150,20 @@ def build(
     progress: bool = True,
 ) -> dict:
     """Build (or resume, or extend) a release folder; returns the manifest."""
-    from .card import describe_params, load_manifest, manifest_configs, write_release_metadata
+    from .card import write_release_metadata
+    from .provenance import describe_params, load_manifest, manifest_configs
 
     out = Path(out)
     requested = select_configs(configs)
     workers = workers or os.cpu_count() or 1
     if workers < 1:
-        raise ValueError(f"--workers must be at least 1, got {workers}")
+        raise UsageError(f"--workers must be at least 1, got {workers}")
     for cfg in requested:
         for n in cfg.grid_sizes:
             try:
                 params.render.check(n)
             except ValueError as e:
-                raise ValueError(f"config {cfg.name}: {e}") from None
+                raise UsageError(f"config {cfg.name}: {e}") from None
     with build_lock(out):
         remove_stale_temp_files(out)
         previous = load_manifest(out)

@@ -11,9 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import sys
-import zlib
-from importlib import metadata
 from pathlib import Path
 
 from datasets.info import DatasetInfo, DatasetInfosDict
@@ -23,13 +20,12 @@ from huggingface_hub import DatasetCardData
 
 from . import __version__
 from .configs import CONFIG_NAMES, ConfigSpec
-from .fsutil import BuildError, atomic_write_text
-from .spec import DATA_LICENSE, DATASET_REVISION, HUB_REPO_ID
+from .errors import BuildError
+from .fsutil import atomic_write_text
+from .provenance import MANIFEST_FORMAT, library_versions
+from .spec import DATA_LICENSE, DATASET_REVISION, HUB_REPO_ID, MANIFEST_NAME, README_NAME
 from .table import features
 
-MANIFEST = "manifest.json"
-README = "README.md"
-MANIFEST_FORMAT = "g2m-manifest/1"
 SHARD_NAME = re.compile(r"^(train|validation|test)-\d{5}-of-\d{5}\.parquet$")
 
 
@@ -40,45 +36,6 @@ def card_body() -> str:
         if candidate.is_file():
             return candidate.read_text(encoding="utf-8")
     raise BuildError("DATASET_CARD.md is missing from this installation")
-
-
-def load_manifest(out: Path) -> dict | None:
-    path = Path(out) / MANIFEST
-    if not path.is_file():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise BuildError(f"{path} is not a readable manifest: {e}") from None
-    if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
-        raise BuildError(f"{path} is not a g2m manifest (format {MANIFEST_FORMAT})")
-    return data
-
-
-def manifest_configs(manifest: dict) -> list[str]:
-    """The manifest's configs in release order (JSON keeps them sorted by name)."""
-    names = list(manifest.get("configs") or {})
-    unknown = [n for n in names if n not in CONFIG_NAMES]
-    if unknown:
-        raise BuildError(f"manifest names configs this package does not know: {', '.join(unknown)}")
-    return [n for n in CONFIG_NAMES if n in names]
-
-
-def describe_params(params: dict) -> str:
-    render = params.get("render", {})
-    return (f"--scale {params.get('scale')} --resolution {render.get('resolution')}"
-            + ("" if render.get("outline", True) else " --no-outline"))
-
-
-def library_versions(dists: tuple[str, ...] = ("numpy", "pyarrow", "datasets", "huggingface_hub")) -> dict:
-    """Python, zlib and the installed versions of ``dists`` (None when absent), for manifests and results."""
-    out = {"python": ".".join(map(str, sys.version_info[:3])), "zlib": zlib.ZLIB_RUNTIME_VERSION}
-    for dist in dists:
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[dist] = None
-    return out
 
 
 def render_readme(specs: list[ConfigSpec], split_stats: dict, params_json: dict) -> str:
@@ -133,10 +90,10 @@ def write_release_metadata(out: Path, specs: list[ConfigSpec], tasks: list, resu
         st["size"] += r.size
         st["files"].append(t.relpath)
     readme = render_readme(specs, split_stats, params.to_json())
-    atomic_write_text(out / README, readme)
+    atomic_write_text(out / README_NAME, readme)
     files = {rel: {"sha256": r.sha256, "size": r.size, "rows": r.rows} for rel, r in sorted(results.items())}
     raw = readme.encode("utf-8")
-    files[README] = {"sha256": hashlib.sha256(raw).hexdigest(), "size": len(raw)}
+    files[README_NAME] = {"sha256": hashlib.sha256(raw).hexdigest(), "size": len(raw)}
     manifest = {
         "format": MANIFEST_FORMAT,
         "generator": {"package": "grid2matrix", "version": __version__},
@@ -150,5 +107,5 @@ def write_release_metadata(out: Path, specs: list[ConfigSpec], tasks: list, resu
         "files": files,
         "environment": library_versions(),
     }
-    atomic_write_text(out / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    atomic_write_text(out / MANIFEST_NAME, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     return manifest

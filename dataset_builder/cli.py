@@ -1,23 +1,12 @@
-"""The ``g2m`` command: thin argument parsing over library calls.
-
-Each component contributes its subcommands through a ``register(subparsers)`` function; components whose optional
-dependencies are missing still show up, and say which extra to install when used. Every user error is one line on
-stderr and a non-zero exit, never a traceback.
-"""
+"""``g2m build``, ``g2m verify`` and ``g2m push``: thin argument parsing over the builder, the verifier and the push."""
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
-from collections.abc import Sequence
 
-from . import __version__
 from .configs import ROWS_PER_SHARD
-from .fsutil import BuildError
-
-#: (module, extra that provides its dependencies) for components outside the core.
-COMPONENTS: tuple[tuple[str, str], ...] = (("harness_tasks.cli", "harness"), ("probing.cli", "probing"), ("leaderboard.cli", "report"))
+from .spec import DEFAULT_RESOLUTION
 
 
 def _scale(text: str) -> float:
@@ -71,24 +60,25 @@ def _cmd_push(args: argparse.Namespace) -> int:
     return 0
 
 
-def _register_core(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("build", help="build a release folder (parquet shards, README, manifest)")
     p.add_argument("--out", required=True, help="output folder (created; an interrupted build there is resumed)")
     p.add_argument("--configs", default=None, help="comma-separated config names or globs (default: all)")
     p.add_argument("--scale", type=_scale, default=1.0, help="keep this fraction of every block, in (0, 1]")
     p.add_argument("--workers", type=_positive_int, default=None, help="worker processes (default: all cores)")
-    p.add_argument("--resolution", type=_positive_int, default=512, help="image side in pixels (release: 512)")
+    p.add_argument("--resolution", type=_positive_int, default=DEFAULT_RESOLUTION,
+                   help=f"image side in pixels (release: {DEFAULT_RESOLUTION})")
     p.add_argument("--no-outline", action="store_true", help="draw cells without outlines (not the release)")
     p.add_argument("--rows-per-shard", type=_positive_int, default=ROWS_PER_SHARD, help=argparse.SUPPRESS)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=_cmd_build)
+    p.set_defaults(func=_cmd_build, extra=None)
 
     p = sub.add_parser("verify", help="check hashes, pixels and seeds of a release folder")
     p.add_argument("dir")
     p.add_argument("--sample", type=int, default=None, help="regenerate only K rows per config (default: all)")
     p.add_argument("--workers", type=_positive_int, default=None)
     p.add_argument("--quiet", action="store_true")
-    p.set_defaults(func=_cmd_verify)
+    p.set_defaults(func=_cmd_verify, extra=None)
 
     p = sub.add_parser("push", help="upload a verified release to the Hugging Face Hub and tag it")
     p.add_argument("dir")
@@ -96,42 +86,4 @@ def _register_core(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--revision", default=None, help="tag to create for this release, e.g. v1.0.0")
     p.add_argument("--private", action="store_true", help="create the repository as private")
     p.add_argument("--dry-run", action="store_true", help="show what would be uploaded; contact nothing")
-    p.set_defaults(func=_cmd_push)
-
-
-def make_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="g2m", description="Grid2Matrix: build, evaluate, probe and rank.")
-    parser.add_argument("--version", action="version", version=f"grid2matrix {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    _register_core(sub)
-    for module, extra in COMPONENTS:
-        try:
-            importlib.import_module(module).register(sub)
-        except ImportError as e:
-            p = sub.add_parser(module.split(".")[0], help=f"(needs: pip install 'grid2matrix[{extra}]')")
-            p.set_defaults(func=lambda _a, e=e, x=extra: _missing(e, x))
-    return parser
-
-
-def _missing(error: ImportError, extra: str) -> int:
-    print(f"g2m: error: {error}; install it with: pip install 'grid2matrix[{extra}]'", file=sys.stderr)
-    return 2
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = make_parser()
-    args = parser.parse_args(argv)
-    try:
-        return int(args.func(args) or 0)
-    except (ValueError, BuildError, OSError) as e:
-        print(f"g2m: error: {e}", file=sys.stderr)
-        return 2
-    except ImportError as e:
-        return _missing(e, getattr(e, "extra", None) or getattr(args, "extra", "harness"))
-    except KeyboardInterrupt:
-        print("g2m: interrupted; nothing half-written was left behind. Run the same command again to resume.", file=sys.stderr)
-        return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    p.set_defaults(func=_cmd_push, extra=None)

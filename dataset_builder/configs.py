@@ -16,7 +16,8 @@ import fnmatch
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .spec import check_num_colours
+from .errors import UsageError
+from .spec import check_grid_size, check_num_colours
 
 ZERO_SHOT_SIZES = (3, 4, 5, 6, 7, 8, 9, 10, 12, 16, 20, 24, 32, 48, 64)
 ZERO_SHOT_COLOURS = (3, 5, 10)
@@ -42,11 +43,10 @@ class Block:
     id_digits: int
 
     def __post_init__(self) -> None:
-        if not isinstance(self.grid_size, int) or not 1 <= self.grid_size < 100:
-            raise ValueError(f"grid_size must be an integer from 1 to 99, got {self.grid_size!r}")
+        check_grid_size(self.grid_size, maximum=99)  # the seed scheme has two decimal digits for N
         check_num_colours(self.num_colors)
         if not isinstance(self.count, int) or not 1 <= self.count < MAX_BLOCK:
-            raise ValueError(f"a block holds 1 to {MAX_BLOCK - 1} samples, got {self.count!r}")
+            raise UsageError(f"a block holds 1 to {MAX_BLOCK - 1} samples, got {self.count!r}")
 
     def seed(self, index: int) -> int:
         return self.seed_base + index
@@ -86,7 +86,7 @@ class ConfigSpec:
         for s in self.splits:
             if s.name == name:
                 return s
-        raise ValueError(f"config {self.name!r} has no split {name!r}; it has {[s.name for s in self.splits]}")
+        raise UsageError(f"config {self.name!r} has no split {name!r}; it has {[s.name for s in self.splits]}")
 
     def scaled(self, scale: float) -> ConfigSpec:
         check_scale(scale)
@@ -120,14 +120,14 @@ CONFIG_NAMES: tuple[str, ...] = tuple(c.name for c in CONFIGS)
 
 def check_scale(scale: float) -> None:
     if not isinstance(scale, (int, float)) or not 0 < scale <= 1:
-        raise ValueError(f"--scale must be in (0, 1], got {scale!r}")
+        raise UsageError(f"--scale must be in (0, 1], got {scale!r}")
 
 
 def get_config(name: str) -> ConfigSpec:
     for c in CONFIGS:
         if c.name == name:
             return c
-    raise ValueError(f"unknown config {name!r}; known configs: {', '.join(CONFIG_NAMES)}")
+    raise UsageError(f"unknown config {name!r}; known configs: {', '.join(CONFIG_NAMES)}")
 
 
 def select_configs(patterns: str | Sequence[str] | None) -> list[ConfigSpec]:
@@ -142,8 +142,8 @@ def select_configs(patterns: str | Sequence[str] | None) -> list[ConfigSpec]:
             continue
         hits = fnmatch.filter(CONFIG_NAMES, pat)
         if not hits:
-            raise ValueError(f"unknown config {pat!r}; known configs: {', '.join(CONFIG_NAMES)} (globs like 'probe_*' work)")
+            raise UsageError(f"unknown config {pat!r}; known configs: {', '.join(CONFIG_NAMES)} (globs like 'probe_*' work)")
         wanted.update(hits)
     if not wanted:
-        raise ValueError("no config selected")
+        raise UsageError("no config selected")
     return [c for c in CONFIGS if c.name in wanted]

@@ -1,4 +1,4 @@
-"""File-system helpers that keep a release folder consistent: atomic writes, a build lock, temp-file cleanup."""
+"""File-system helpers that keep output folders consistent: atomic writes, a build lock, temp-file cleanup, names."""
 
 from __future__ import annotations
 
@@ -8,19 +8,35 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from .errors import BuildError
+
 TEMP_MARK = ".g2m-tmp-"
 LOCK_NAME = ".g2m-build.lock"
-
-
-class BuildError(RuntimeError):
-    """A problem with the output folder or its contents, reported to the user in one line."""
+_PATH_LIKE = re.compile(r"^(?:[/~.]|[A-Za-z]:[\\/])|[\\]|/.*/")
 
 
 def safe_name(name: str, sep: str = "__", limit: int = 80) -> str:
-    """A file-system-safe name for a model or encoder: a local folder's last component, or the Hub id with every
-    run of other characters replaced by ``sep``; never hidden, never '..', never empty."""
-    base = Path(name).name if Path(name).expanduser().exists() else name
-    return re.sub(r"[^A-Za-z0-9_.-]+", sep, base).strip("._-" + sep)[:limit] or "model"
+    """A file-system-safe name for a model or encoder, a pure function of the text (it never looks at the disk).
+
+    A path (``/models/qwen``, ``./x``, ``~/m``, ``a/b/c``) keeps its last component; a Hub id ``ORG/NAME`` keeps both
+    parts joined by ``sep``. Every run of characters outside ``[A-Za-z0-9_.-]`` becomes ``sep``; the result is never
+    hidden, never '..', never empty.
+    """
+    text = str(name).rstrip("/\\")
+    if _PATH_LIKE.search(text):
+        text = re.split(r"[/\\]", text)[-1]
+    return re.sub(r"[^A-Za-z0-9_.-]+", sep, text).strip("._-" + sep)[:limit] or "model"
+
+
+def ensure_dir(path: Path) -> Path:
+    """Create ``path`` (and parents) or say in one line why it cannot be."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise BuildError(f"cannot write to {path}: {e.strerror or e}") from None
+    if not os.access(path, os.W_OK):
+        raise BuildError(f"cannot write to {path}: permission denied")
+    return path
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:

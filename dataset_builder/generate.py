@@ -16,10 +16,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from .configs import Block
+from .errors import UsageError
 from .png import encode_palette_png_rows
 from .prompt import build_prompt
 from .render import check_fits, render_rows
-from .spec import DEFAULT_RESOLUTION, check_num_colours, colour_names
+from .spec import DEFAULT_RESOLUTION, check_grid_size, check_num_colours, colour_names
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,7 @@ class RenderOptions:
 
     def __post_init__(self) -> None:
         if not isinstance(self.resolution, int) or not 16 <= self.resolution <= 8192:
-            raise ValueError(f"resolution must be an integer from 16 to 8192, got {self.resolution!r}")
+            raise UsageError(f"resolution must be an integer from 16 to 8192, got {self.resolution!r}")
 
     def check(self, grid_size: int) -> None:
         check_fits(grid_size, self.resolution, self.outline)
@@ -40,10 +41,9 @@ class RenderOptions:
 def make_matrix(seed: int, grid_size: int, num_colors: int) -> np.ndarray:
     """The N x N matrix of one sample (int8, values 0..C-1)."""
     check_num_colours(num_colors)
-    if not isinstance(grid_size, int) or grid_size < 1:
-        raise ValueError(f"grid_size must be a positive integer, got {grid_size!r}")
+    check_grid_size(grid_size)
     if not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        raise UsageError(f"seed must be a non-negative integer, got {seed!r}")
     cells = grid_size * grid_size
     raw = np.random.PCG64(seed).random_raw(cells + 2 * num_colors)
     flat = (raw[:cells] % np.uint64(num_colors)).astype(np.int8)
@@ -88,7 +88,7 @@ class Sample:
 def make_sample(block: Block, index: int, options: RenderOptions = RenderOptions()) -> Sample:
     """Sample ``index`` of ``block``: the same bytes on every machine and in every build."""
     if not 0 <= index < block.count:
-        raise ValueError(f"index {index} is outside the block of {block.count} samples")
+        raise UsageError(f"index {index} is outside the block of {block.count} samples")
     seed = block.seed(index)
     m = make_matrix(seed, block.grid_size, block.num_colors)
     return Sample(block.sample_id(index), seed, block.grid_size, block.num_colors, m, make_image(m, options))

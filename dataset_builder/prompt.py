@@ -1,23 +1,20 @@
-"""The exact text a model is shown, and the canonical form of the answer it is asked to give.
+"""The exact text a model is shown.
 
-The prompt is stored in every dataset row, so harnesses never rebuild it: this module is its only author.
-``format_answer`` is the inverse of the harness parser (``harness_tasks.parsing.parse_matrix``); a round-trip test
-holds the pair together.
+The prompt is stored in every dataset row, so harnesses never rebuild it: this module is its only author. The answer
+format it asks for is written and read by ``harness_tasks.parsing`` (``format_answer`` / ``parse_matrix``); a test
+holds the prompt's example equal to ``format_answer`` of the same matrix.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from .spec import colour_names
+from .spec import check_grid_size, colour_names
 
 PROMPT_VERSION = 1
 
 
 def build_prompt(grid_size: int, num_colours: int) -> str:
     """The instruction for one N x N grid with the first ``num_colours`` palette colours."""
-    if not isinstance(grid_size, int) or grid_size < 1:
-        raise ValueError(f"grid_size must be a positive integer, got {grid_size!r}")
+    check_grid_size(grid_size)
     n = grid_size
     mapping = "\n".join(f"{name}: {value}" for value, name in enumerate(colour_names(num_colours)))
     return (
@@ -32,8 +29,3 @@ def build_prompt(grid_size: int, num_colours: int) -> str:
         "Reply with only a Python list of lists, one inner list per row, for example [[1, 0], [2, 1]] "
         "for a 2x2 grid. Do not use markdown and do not explain."
     )
-
-
-def format_answer(matrix: Sequence[Sequence[int]]) -> str:
-    """The canonical answer: a Python list of lists, e.g. ``[[0, 1], [2, 0]]``."""
-    return "[" + ", ".join("[" + ", ".join(str(int(v)) for v in row) + "]" for row in matrix) + "]"

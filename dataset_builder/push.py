@@ -17,8 +17,9 @@ from pathlib import Path
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
 from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
 
-from .card import MANIFEST, README, load_manifest, manifest_configs
-from .fsutil import BuildError
+from .errors import BuildError, UsageError
+from .provenance import load_manifest, manifest_configs
+from .spec import MANIFEST_NAME, README_NAME
 from .verify import check_files
 
 
@@ -45,7 +46,7 @@ class PushPlan:
 def _check_repo_id(repo_id: str) -> None:
     parts = repo_id.split("/")
     if len(parts) != 2 or not all(parts) or any(p in (".", "..") for p in parts):
-        raise ValueError(f"--repo-id must look like ORG/NAME, got {repo_id!r}")
+        raise UsageError(f"--repo-id must look like ORG/NAME, got {repo_id!r}")
 
 
 def plan_push(root: str | os.PathLike, repo_id: str, revision: str | None = None) -> PushPlan:
@@ -53,7 +54,7 @@ def plan_push(root: str | os.PathLike, repo_id: str, revision: str | None = None
     _check_repo_id(repo_id)
     manifest = load_manifest(root)
     if manifest is None:
-        raise BuildError(f"{root / MANIFEST} is missing: build the release first (g2m build)")
+        raise BuildError(f"{root / MANIFEST_NAME} is missing: build the release first (g2m build)")
     problems = check_files(root, manifest)
     if problems:
         raise BuildError(f"refusing to push a release that fails verification: {problems[0]}")
@@ -62,7 +63,7 @@ def plan_push(root: str | os.PathLike, repo_id: str, revision: str | None = None
         splits = manifest["configs"][config]
         paths = [rel for split in splits.values() for rel in split["files"]]
         commits.append((f"Add {config}", paths))
-    commits.append(("Add dataset card and manifest", [README, MANIFEST]))
+    commits.append(("Add dataset card and manifest", [README_NAME, MANIFEST_NAME]))
     total = sum((root / p).stat().st_size for _, paths in commits for p in paths)
     return PushPlan(repo_id, revision, commits, total)
 

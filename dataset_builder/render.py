@@ -19,7 +19,8 @@ from functools import lru_cache
 import numpy as np
 from PIL import Image, ImageDraw
 
-from .spec import DEFAULT_RESOLUTION, OUTLINE_INDEX, OUTLINE_RGB, PALETTE
+from .errors import UsageError
+from .spec import DEFAULT_RESOLUTION, OUTLINE_INDEX, OUTLINE_RGB, PALETTE, check_grid_size
 
 #: RGB of every palette index used in our images (values 0..9, then the outline).
 PALETTE_RGB = np.array([c.rgb for c in PALETTE] + [OUTLINE_RGB], dtype=np.uint8)
@@ -68,12 +69,11 @@ def _bounds(resolution: int, n: int) -> tuple[int, ...]:
 @lru_cache(maxsize=512)
 def geometry(grid_size: int, resolution: int = DEFAULT_RESOLUTION, outline: bool = True) -> Geometry:
     """Exact per-axis geometry; raises ``ValueError`` when some cell would show no pixel of its own colour."""
-    if not isinstance(grid_size, int) or grid_size < 1:
-        raise ValueError(f"grid size must be a positive integer, got {grid_size!r}")
+    check_grid_size(grid_size)
     if not isinstance(resolution, int) or resolution < 1:
-        raise ValueError(f"resolution must be a positive integer, got {resolution!r}")
+        raise UsageError(f"resolution must be a positive integer, got {resolution!r}")
     if grid_size > resolution:
-        raise ValueError(f"a {grid_size}x{grid_size} grid does not fit in {resolution}x{resolution} pixels")
+        raise UsageError(f"a {grid_size}x{grid_size} grid does not fit in {resolution}x{resolution} pixels")
     w = outline_width(resolution, grid_size, outline)
     b = _bounds(resolution, grid_size)
     p = np.arange(resolution)
@@ -84,7 +84,7 @@ def geometry(grid_size: int, resolution: int = DEFAULT_RESOLUTION, outline: bool
     for j in range(grid_size):
         inside = np.flatnonzero((owner == j) & ~on_outline)
         if inside.size == 0:
-            raise ValueError(
+            raise UsageError(
                 f"a {grid_size}x{grid_size} grid does not fit in {resolution}x{resolution} pixels: "
                 f"cell {j} is {b[j + 1] - b[j]} px wide and its {w} px outline covers it"
             )

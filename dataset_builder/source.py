@@ -4,11 +4,11 @@ build. The rows are the same bytes either way (``g2m verify``); ``provenance`` r
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from pathlib import Path
 
+from .errors import DataNotFound, G2MError, UsageError
+from .provenance import data_provenance
 from .spec import DATASET_REVISION, HUB_REPO_ID
 
 ENV_VAR = "G2M_DATA"
@@ -24,7 +24,7 @@ def resolve_source(data: str | None = None, revision: str | None = None) -> tupl
         return str(path.resolve()), None
     if chosen.count("/") == 1 and not chosen.startswith((".", "/", "~")):
         return chosen, revision or DATASET_REVISION  # another Hub repository, e.g. a mirror
-    raise FileNotFoundError(f"G2M data folder {chosen!r} does not exist (build one with: g2m build --out DIR)")
+    raise DataNotFound(f"G2M data folder {chosen!r} does not exist (build one with: g2m build --out DIR)")
 
 
 def load_config(config: str, split: str | None = None, data: str | None = None, revision: str | None = None):
@@ -35,21 +35,14 @@ def load_config(config: str, split: str | None = None, data: str | None = None, 
     try:
         return datasets.load_dataset(source, config, split=split, revision=rev)
     except ValueError as e:
-        raise ValueError(f"{source} has no usable config {config!r}: {e}") from None
+        raise UsageError(f"{source} has no usable config {config!r}: {e}") from None
     except (OSError, ConnectionError) as e:
         if rev is None:
-            raise
-        raise OSError(f"could not load {source}@{rev} from the Hugging Face Hub ({type(e).__name__}); build a local "
-                      f"copy with `g2m build --out DIR --configs {config}` and pass it as data") from None
+            raise G2MError(f"could not read {config!r} from {source}: {e}") from None
+        raise G2MError(f"could not load {source}@{rev} from the Hugging Face Hub ({type(e).__name__}); build a local "
+                       f"copy with `g2m build --out DIR --configs {config}` and pass it as data") from None
 
 
 def provenance(data: str | None = None, revision: str | None = None) -> dict:
     """What results should record about their data: Hub id and revision, or the local manifest's hash."""
-    source, rev = resolve_source(data, revision)
-    out: dict = {"source": source, "revision": rev}
-    manifest = Path(source) / "manifest.json"
-    if rev is None and manifest.is_file():
-        raw = manifest.read_bytes()
-        out["manifest_sha256"] = hashlib.sha256(raw).hexdigest()
-        out["build_params"] = json.loads(raw).get("params")
-    return out
+    return data_provenance(*resolve_source(data, revision))

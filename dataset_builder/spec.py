@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from .errors import UsageError
+
 
 class Colour(NamedTuple):
     value: int
@@ -39,7 +41,22 @@ BACKGROUND_RGB: tuple[int, int, int] = PALETTE[0].rgb
 
 MIN_COLOURS = 3
 MAX_COLOURS = len(PALETTE)
+#: The side of every release image, in pixels.
 DEFAULT_RESOLUTION = 512
+
+#: How a harness's prompt text marks where the image goes; multimodal backends replace it with the model's own token.
+IMAGE_PLACEHOLDER = "<image>"
+
+#: Patch sides (px) of common VLM encoders for the patch-alignment analysis: 14 (CLIP, InternViT), 16 (SigLIP,
+#: Qwen3-VL), 28 and 32 (Qwen2-VL and Qwen3-VL after their 2x2 merger).
+PATCH_SIZES: tuple[float, ...] = (14.0, 16.0, 28.0, 32.0)
+
+#: File names inside a release folder.
+MANIFEST_NAME = "manifest.json"
+README_NAME = "README.md"
+
+#: The format tag of ``g2m probe``'s result.json, which the report and the leaderboard read.
+PROBE_RESULT_FORMAT = "g2m-probe-result/1"
 
 #: Where the release lives and which tag the harness loads by default.
 HUB_REPO_ID = "grid2matrix/g2m"
@@ -57,5 +74,13 @@ def colour_names(num_colours: int) -> list[str]:
 
 
 def check_num_colours(num_colours: int) -> None:
-    if not isinstance(num_colours, int) or not MIN_COLOURS <= num_colours <= MAX_COLOURS:
-        raise ValueError(f"num_colors must be an integer from {MIN_COLOURS} to {MAX_COLOURS}, got {num_colours!r}")
+    if not isinstance(num_colours, int) or isinstance(num_colours, bool) or not MIN_COLOURS <= num_colours <= MAX_COLOURS:
+        raise UsageError(f"num_colors must be an integer from {MIN_COLOURS} to {MAX_COLOURS}, got {num_colours!r}")
+
+
+def check_grid_size(grid_size: int, maximum: int | None = None) -> None:
+    """The one check of a grid size N: a positive integer (bools are not sizes), at most ``maximum`` if given."""
+    if not isinstance(grid_size, int) or isinstance(grid_size, bool) or grid_size < 1:
+        raise UsageError(f"grid_size must be a positive integer, got {grid_size!r}")
+    if maximum is not None and grid_size > maximum:
+        raise UsageError(f"grid_size must be at most {maximum}, got {grid_size}")

@@ -25,13 +25,14 @@ from PIL import Image
 from tqdm.auto import tqdm
 
 from .build import BuildParams, ShardTask, plan_config
-from .card import MANIFEST, README, SHARD_NAME, load_manifest, manifest_configs
+from .card import SHARD_NAME
 from .configs import get_config
-from .fsutil import BuildError
+from .errors import BuildError, UsageError
 from .generate import RenderOptions, make_image, make_matrix
 from .prompt import build_prompt
+from .provenance import load_manifest, manifest_configs
 from .render import decode_indices, image_to_indices, render_indices
-from .spec import colour_names
+from .spec import MANIFEST_NAME, README_NAME, colour_names
 from .table import SCHEMA
 
 
@@ -63,8 +64,8 @@ def check_files(root: Path, manifest: dict) -> list[str]:
         data = path.read_bytes()
         if hashlib.sha256(data).hexdigest() != entry.get("sha256"):
             problems.append(f"{rel}: sha256 differs from the manifest (the file was changed after the build)")
-    if README not in files:
-        problems.append(f"{README}: not listed in the manifest")
+    if README_NAME not in files:
+        problems.append(f"{README_NAME}: not listed in the manifest")
     for config, splits in manifest.get("configs", {}).items():
         for p in sorted((root / config).glob("*")):
             rel = f"{config}/{p.name}"
@@ -160,10 +161,10 @@ def _regen_rows(tasks: Sequence[ShardTask], sample: int | None) -> dict[str, fro
 def verify(root: str | os.PathLike, sample: int | None = None, workers: int | None = None, progress: bool = True) -> VerifyReport:
     root = Path(root)
     if sample is not None and sample < 0:
-        raise ValueError(f"--sample must be a non-negative integer, got {sample}")
+        raise UsageError(f"--sample must be a non-negative integer, got {sample}")
     manifest = load_manifest(root)
     if manifest is None:
-        raise BuildError(f"{root / MANIFEST} is missing: not a finished g2m build")
+        raise BuildError(f"{root / MANIFEST_NAME} is missing: not a finished g2m build")
     report = VerifyReport(files=len(manifest.get("files", {})))
     report.problems += check_files(root, manifest)
     if report.problems:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from dataset_builder.errors import MissingDependency
+
 from .budget import suggest_max_model_len
 from .taskgen import all_tasks, groups
 
@@ -16,12 +18,10 @@ from .taskgen import all_tasks, groups
 EXTRAS = {"vllm-vlm": "vllm", "vllm": "vllm"}
 
 
-class MissingBackend(ImportError):
-    """A backend's optional dependencies are not installed; ``extra`` names the extra that installs them."""
-
-    def __init__(self, model: str, error: ImportError) -> None:
-        self.extra = EXTRAS.get(model, "harness")
-        super().__init__(f"the {model} backend needs {getattr(error, 'name', None) or error}")
+def missing_backend(model: str, error: ImportError) -> MissingDependency:
+    """The error for a backend whose optional dependencies are not installed, naming the extra that installs them."""
+    return MissingDependency(f"the {model} backend needs {getattr(error, 'name', None) or error}",
+                             EXTRAS.get(model, "harness"))
 
 
 def grid_sizes(tasks: tuple[str, ...]) -> list[int]:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import math
 
+from dataset_builder.spec import check_grid_size
+
 MIN_GEN_TOKS = 256
 MARGIN = 1.25
 PREAMBLE_TOKS = 64
@@ -30,8 +32,7 @@ def canonical_answer_chars(grid_size: int) -> int:
 
 
 def max_gen_toks(grid_size: int) -> int:
-    if not isinstance(grid_size, int) or grid_size < 1:
-        raise ValueError(f"grid_size must be a positive integer, got {grid_size!r}")
+    check_grid_size(grid_size)
     return max(MIN_GEN_TOKS, math.ceil(MARGIN * canonical_answer_chars(grid_size)) + PREAMBLE_TOKS)
 
 

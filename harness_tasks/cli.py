@@ -68,4 +68,4 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_eval, extra="harness")
 
     p = sub.add_parser("tasks-dir", help="print the installed lm-eval task folder (for lm_eval --include_path)")
-    p.set_defaults(func=_tasks_dir)
+    p.set_defaults(func=_tasks_dir, extra=None)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from dataset_builder.errors import UsageError
 from dataset_builder.source import load_config, provenance, resolve_source
 
 CONFIG = "zero_shot"
@@ -31,5 +32,5 @@ def select(grid_size: int, num_colors: int, g2m_data: str | None = None, g2m_rev
     sizes, colours = ds["grid_size"], ds["num_colors"]
     idx = [i for i, (n, c) in enumerate(zip(sizes, colours, strict=True)) if n == grid_size and c == num_colors]
     if not idx:
-        raise ValueError(f"{source} has no {CONFIG} rows with grid_size={grid_size}, num_colors={num_colors}")
+        raise UsageError(f"{source} has no {CONFIG} rows with grid_size={grid_size}, num_colors={num_colors}")
     return datasets.DatasetDict({SPLIT: ds.select(idx)})

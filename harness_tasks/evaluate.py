@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dataset_builder import __version__
-from dataset_builder.card import library_versions
+from dataset_builder.errors import UsageError
 from dataset_builder.fsutil import safe_name
+from dataset_builder.provenance import library_versions
 
 from . import data
-from .backends import MissingBackend, effective_model_args
+from .backends import effective_model_args, missing_backend
 from .taskgen import TASK_DIR, TASK_VERSION, all_tasks, groups
 
 BASELINES = ("g2m-oracle", "g2m-random")
@@ -45,14 +46,14 @@ class EvalSpec:
         known = {t for t, _, _ in all_tasks()} | set(groups())
         unknown = [t for t in self.tasks if t not in known]
         if unknown or not self.tasks:
-            raise ValueError(f"unknown G2M task(s) {', '.join(unknown) or '(none given)'}; "
+            raise UsageError(f"unknown G2M task(s) {', '.join(unknown) or '(none given)'}; "
                              f"groups: {', '.join(groups())}; tasks look like g2m_n09_c3")
         if self.resume_chunk < 1:
-            raise ValueError(f"resume_chunk must be at least 1, got {self.resume_chunk}")
+            raise UsageError(f"resume_chunk must be at least 1, got {self.resume_chunk}")
         if self.limit is not None and self.limit < 1:
-            raise ValueError(f"--limit must be a positive integer, got {self.limit}")
+            raise UsageError(f"--limit must be a positive integer, got {self.limit}")
         if self.data is not None and not Path(self.data).is_dir():
-            raise ValueError(f"--data {self.data!r} is not a folder; build one with: g2m build --out DIR --configs zero_shot")
+            raise UsageError(f"--data {self.data!r} is not a folder; build one with: g2m build --out DIR --configs zero_shot")
 
     @property
     def run_key(self) -> str:
@@ -104,15 +105,17 @@ def run_eval(spec: EvalSpec) -> dict:
     try:
         lm_class = get_model(spec.model)
     except ValueError as e:
-        raise ValueError(f"{e} (G2M adds {', '.join(BASELINES)})") from None
+        raise UsageError(f"{e} (G2M adds {', '.join(BASELINES)})") from None
     except ImportError as e:
-        raise MissingBackend(spec.model, e) from e
+        raise missing_backend(spec.model, e) from e
     model_args = effective_model_args(spec.model, spec.model_args, spec.tasks)
     try:
         lm = lm_class.create_from_arg_string(model_args, {"batch_size": spec.batch_size, "max_batch_size": None,
                                                           "device": spec.device})
     except ImportError as e:
-        raise MissingBackend(spec.model, e) from e
+        raise missing_backend(spec.model, e) from e
+    except (OSError, ValueError, TypeError) as e:  # a checkpoint that is not there, an argument the backend refuses
+        raise UsageError(f"the {spec.model} backend could not start with {model_args!r}: {e}") from None
     out = Path(spec.output)
     name = safe_name(spec.display_name)
     if spec.resume:

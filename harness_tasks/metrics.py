@@ -45,8 +45,3 @@ def exact_match(pred: Grid | None, target: Grid) -> float:
     if pred is None or len(pred) != n or any(len(row) != n for row in pred):
         return 0.0
     return float(all(list(p) == list(t) for p, t in zip(pred, target, strict=True)))
-
-
-def chance_cell_accuracy(num_colors: int) -> float:
-    """Expected cell accuracy of uniform random guessing."""
-    return 1.0 / num_colors

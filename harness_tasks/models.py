@@ -1,10 +1,11 @@
 """Two deterministic reference models registered with lm-eval: ``g2m-oracle`` and ``g2m-random``.
 
-They run through the real harness path (prompt, image, ``generate_until``, parse, score), so they test it, and they
-bracket every real model: the oracle reads the cells from the pixels (the physical limit, 100% on every task) and the
-random model answers uniform values (chance, cell accuracy 1/C). Both see only what a VLM sees: the prompt text and
-the image. Both honour ``max_gen_toks`` by counting one token per character (an upper bound for every common
-tokenizer), cut the answer there and report ``finish_reason == "length"``, so lowering the budget shows truncation.
+They run through the real harness path (prompt, image, ``generate_until``, parse, score), so they test it. Their
+answers are the pure functions of ``harness_tasks.baselines``: the oracle reads the cells from the image it is sent,
+the random model draws values seeded by the row id; the grid size and palette size come from the request's row, never
+from re-reading the prompt. Both honour ``max_gen_toks`` by counting one token per character (an upper bound for
+every common tokenizer), cut the answer there and report ``finish_reason == "length"``, so lowering the budget shows
+truncation.
 
 lm-eval 0.4.13 has no plugin discovery: a model is known only once its module is imported. ``g2m eval`` and the
 ``g2m-lm-eval`` command import this module; plain ``lm_eval`` does not see these two names.
@@ -12,20 +13,12 @@ lm-eval 0.4.13 has no plugin discovery: a model is known only once its module is
 
 from __future__ import annotations
 
-import hashlib
-import re
-
 import lm_eval.models  # noqa: F401  (registers the built-in backends first; importing us before it would hide them)
-import numpy as np
 from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 from tqdm.auto import tqdm
 
-from dataset_builder.prompt import format_answer
-from dataset_builder.render import decode_matrix
-
-_SIZE = re.compile(r"\b(\d+)x\1 grid")
-_MAPPING_LINE = re.compile(r"^[A-Za-z]+: (\d+)$", re.M)
+from .baselines import oracle_answer, random_answer
 
 
 class GenText(str):
@@ -40,16 +33,6 @@ class GenText(str):
 
     def __reduce__(self):
         return (GenText, (str(self), self.finish_reason))
-
-
-def grid_size_from_prompt(prompt: str) -> int | None:
-    m = _SIZE.search(prompt)
-    return int(m.group(1)) if m else None
-
-
-def num_colours_from_prompt(prompt: str) -> int | None:
-    values = [int(v) for v in _MAPPING_LINE.findall(prompt)]
-    return len(values) if values and values == list(range(len(values))) else None
 
 
 class _Baseline(LM):
@@ -76,15 +59,15 @@ class _Baseline(LM):
             parts.append(content if isinstance(content, str) else " ".join(c.get("text", "") for c in content))
         return "\n".join(parts)
 
-    def answer(self, context: str, image) -> str:
+    def answer(self, row: dict, image) -> str:
         raise NotImplementedError
 
     def generate_until(self, requests) -> list[str]:
         out = []
         for req in tqdm(requests, desc=self.NAME, disable=len(requests) < 50):
-            context, gen_kwargs, *rest = req.args
+            _context, gen_kwargs, *rest = req.args
             images = rest[0].get("visual", []) if rest else []
-            text = self.answer(str(context), images[0] if images else None)
+            text = self.answer(req.doc or {}, images[0] if images else None)
             budget = gen_kwargs.get("max_gen_toks")
             if budget is not None and len(text) > int(budget):
                 result = GenText(text[: int(budget)], "length")
@@ -103,29 +86,23 @@ class _Baseline(LM):
 
 @register_model("g2m-oracle")
 class OracleLM(_Baseline):
-    """Reads every cell's colour at its centre pixel: the physical-limit baseline."""
+    """Reads every cell's colour at its centre pixel, in the image it is sent: the physical-limit baseline."""
 
     NAME = "g2m-oracle"
 
-    def answer(self, context: str, image) -> str:
-        n = grid_size_from_prompt(context)
-        if n is None or image is None:
-            return "I cannot tell the grid size."
-        return format_answer(decode_matrix(np.asarray(image.convert("RGB")), n))
+    def answer(self, row: dict, image) -> str:
+        if image is None or "grid_size" not in row:
+            return "I was sent no grid."
+        return oracle_answer(image, int(row["grid_size"]))
 
 
 @register_model("g2m-random")
 class RandomLM(_Baseline):
-    """Uniform random values in 0..C-1, seeded by what it sees (prompt and pixels): the chance baseline."""
+    """Uniform random values in 0..C-1, seeded by the row id: the chance baseline."""
 
     NAME = "g2m-random"
 
-    def answer(self, context: str, image) -> str:
-        n, c = grid_size_from_prompt(context), num_colours_from_prompt(context)
-        if n is None or c is None:
-            return "I cannot tell the grid."
-        h = hashlib.sha256(f"{self.seed}\0{context}\0".encode())
-        if image is not None:
-            h.update(np.asarray(image.convert("RGB")).tobytes())
-        rng = np.random.Generator(np.random.PCG64(int.from_bytes(h.digest()[:8], "little")))
-        return format_answer(rng.integers(0, c, (n, n)))
+    def answer(self, row: dict, image) -> str:
+        if not {"grid_size", "num_colors", "id"} <= set(row):
+            return "I was sent no grid."
+        return random_answer(int(row["grid_size"]), int(row["num_colors"]), str(row["id"]), self.seed)

@@ -16,15 +16,18 @@ a random answer. Nothing is ever evaluated: a valid JSON answer is read with ``j
 exactly what strategy 1 would), everything else by linear-time regular expressions, so megabytes of hostile text,
 deep brackets or thousand-digit integers cost milliseconds and never raise (``benchmarks/bench_parse.py``).
 
-The canonical answer (``dataset_builder.prompt.format_answer``) parses back to itself with ``list_literal``.
+``format_answer`` writes the canonical answer the prompt asks for; it is the inverse of ``parse_matrix`` (it parses back
+to itself with ``list_literal``, held by a round-trip test), so the two live together here.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+from dataset_builder.spec import check_grid_size
 
 Matrix = tuple[tuple[int, ...], ...]
 Rows = list[list[int]]
@@ -78,6 +81,11 @@ class ParseResult:
     @property
     def failed(self) -> bool:
         return self.matrix is None
+
+
+def format_answer(matrix: Sequence[Sequence[int]]) -> str:
+    """The canonical answer: a Python list of lists, e.g. ``[[0, 1], [2, 0]]`` (what the prompt asks for)."""
+    return "[" + ", ".join("[" + ", ".join(str(int(v)) for v in row) + "]" for row in matrix) + "]"
 
 
 def _to_int(token: str) -> int:
@@ -204,8 +212,7 @@ def _clean(text: str) -> tuple[str | None, bool, str | None]:
 
 def parse_matrix(text: object, grid_size: int) -> ParseResult:
     """Parse a model answer for an N x N grid; never raises on any text."""
-    if not isinstance(grid_size, int) or grid_size < 1:
-        raise ValueError(f"grid_size must be a positive integer, got {grid_size!r}")
+    check_grid_size(grid_size)
     if not isinstance(text, str):
         return ParseResult(None, "none", reason="output is not text")
     if not text.strip():

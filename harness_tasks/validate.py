@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from dataset_builder.spec import IMAGE_PLACEHOLDER
+
 from . import TASK_DIR
 from .taskgen import TEMPLATE, all_tasks, groups, out_of_sync
 
@@ -38,8 +40,8 @@ def validate(folder: Path = TASK_DIR, data: str | None = None) -> list[str]:
             docs = list(task.eval_docs)
             if not docs:
                 problems.append(f"{name}: no documents")
-            elif "<image>" not in task.doc_to_text(docs[0]):
-                problems.append(f"{name}: the prompt lacks the <image> placeholder")
+            elif IMAGE_PLACEHOLDER not in task.doc_to_text(docs[0]):
+                problems.append(f"{name}: the prompt lacks the {IMAGE_PLACEHOLDER} placeholder")
         if len(loaded) != len(all_tasks()):
             problems.append(f"group g2m builds {len(loaded)} tasks, expected {len(all_tasks())}")
     return problems

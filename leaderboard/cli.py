@@ -6,8 +6,12 @@ import argparse
 import json
 import sys
 
+from dataset_builder.spec import DEFAULT_RESOLUTION, PATCH_SIZES
+
 
 def _report(args: argparse.Namespace) -> int:
+    import matplotlib  # noqa: F401  (say that the report extra is missing before any work, not after it)
+
     from .report import ReportOptions, build_report
 
     opts = ReportOptions(patches=tuple(args.patches), input_size=args.input_size, overlay_patch=args.overlay_patch)
@@ -45,6 +49,8 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
+    import matplotlib  # noqa: F401  (the site draws figures: fail before validating anything)
+
     from .site import build_site
 
     res = build_site(args.submissions, args.out)
@@ -60,8 +66,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("run_dir", help="lm-eval output folder of one model (g2m-runs/<model>)")
     p.add_argument("--out", default=None, help="report folder (default: RUN_DIR/report)")
     p.add_argument("--probes", default=None, help="folder of g2m probe results to draw against the end-to-end scores")
-    p.add_argument("--patches", type=float, nargs="+", default=[14, 16, 28, 32], help="patch sizes for the alignment analysis")
-    p.add_argument("--input-size", type=float, default=512, help="image side the model sees, in px (after its resizing)")
+    p.add_argument("--patches", type=float, nargs="+", default=list(PATCH_SIZES), help="patch sizes for the alignment analysis")
+    p.add_argument("--input-size", type=float, default=float(DEFAULT_RESOLUTION), help="image side the model sees, in px (after its resizing)")
     p.add_argument("--overlay-patch", type=float, default=None, help="draw this patch grid on the heatmaps")
     p.set_defaults(func=_report, extra="report")
 

@@ -7,19 +7,11 @@ from pathlib import Path
 
 import numpy as np
 
+from dataset_builder.plotting import pyplot as _plt
 from dataset_builder.render import geometry
-from dataset_builder.spec import PALETTE
+from dataset_builder.spec import DEFAULT_RESOLUTION, PALETTE
 
 COLOURS = {3: "#c44e52", 5: "#4c72b0", 10: "#55a868"}
-
-
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def _save(fig, path: Path) -> str:
@@ -65,20 +57,22 @@ def accuracy_vs_n(tasks: dict[tuple[int, int], dict], path: Path, probes: dict |
     return path.name
 
 
-def heatmap(hm: np.ndarray, path: Path, title: str, patch: float | None = None, input_size: float = 512) -> str:
-    """Per-cell accuracy drawn where the cells really are in the 512-px image, with an optional patch grid."""
+def heatmap(hm: np.ndarray, path: Path, title: str, patch: float | None = None,
+            input_size: float = DEFAULT_RESOLUTION) -> str:
+    """Per-cell accuracy drawn where the cells really are in the release image, with an optional patch grid."""
     plt = _plt()
     n = hm.shape[0]
+    side = DEFAULT_RESOLUTION
     b = np.asarray(geometry(n).bounds, dtype=float)
     fig, ax = plt.subplots(figsize=(5.2, 4.6))
     mesh = ax.pcolormesh(b, b, hm, vmin=0, vmax=1, cmap="viridis")
     if patch:
-        step = patch * 512 / input_size
-        for x in np.arange(0, 512 + 1e-9, step):
+        step = patch * side / input_size
+        for x in np.arange(0, side + 1e-9, step):
             ax.axvline(x, color="white", linewidth=0.6, alpha=0.8)
             ax.axhline(x, color="white", linewidth=0.6, alpha=0.8)
-    ax.set_xlim(0, 512)
-    ax.set_ylim(512, 0)
+    ax.set_xlim(0, side)
+    ax.set_ylim(side, 0)
     ax.set_aspect("equal")
     ax.set_title(title + (f" (patch grid {patch:g} px at {input_size:g} px)" if patch else ""), fontsize=8)
     fig.colorbar(mesh, ax=ax, label="cell accuracy")

@@ -12,7 +12,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from dataset_builder.fsutil import atomic_write_text
+from dataset_builder.errors import UsageError
+from dataset_builder.fsutil import atomic_write_text, ensure_dir
+from dataset_builder.spec import DEFAULT_RESOLUTION, PATCH_SIZES, PROBE_RESULT_FORMAT
 
 from . import figures
 from . import geometry as geo
@@ -20,21 +22,18 @@ from .html import esc, fmt, fmt_ci, md_table, page, table
 from .runs import load_run
 from .scoring import by_task, confusion, heatmaps, score_output, summarise
 
-PROBE_FORMAT = "g2m-probe-result/1"
-DEFAULT_PATCHES = (14.0, 16.0, 28.0, 32.0)
-
 
 @dataclass(frozen=True)
 class ReportOptions:
-    patches: tuple[float, ...] = DEFAULT_PATCHES
-    input_size: float = 512.0
+    patches: tuple[float, ...] = PATCH_SIZES
+    input_size: float = float(DEFAULT_RESOLUTION)
     overlay_patch: float | None = None  # patch grid drawn on the heatmaps
 
     def __post_init__(self) -> None:
         if not self.patches or any(p <= 0 for p in self.patches) or self.input_size <= 0:
-            raise ValueError("patch sizes and the input size must be positive")
+            raise UsageError("patch sizes and the input size must be positive")
         if self.overlay_patch is not None and self.overlay_patch <= 0:
-            raise ValueError("--overlay-patch must be positive")
+            raise UsageError("--overlay-patch must be positive")
 
 
 def load_probes(folder: str | Path) -> dict[tuple[int, str], dict[int, float]]:
@@ -46,11 +45,11 @@ def load_probes(folder: str | Path) -> dict[tuple[int, str], dict[int, float]]:
             r = json.loads(p.read_text())
         except ValueError:
             continue
-        if isinstance(r, dict) and r.get("format") == PROBE_FORMAT:
+        if isinstance(r, dict) and r.get("format") == PROBE_RESULT_FORMAT:
             key = (int(r["num_colors"]), f"{Path(r['encoder']['name']).name} {r['encoder']['readout']}")
             curves.setdefault(key, {})[int(r["grid_size"])] = float(r["test"]["cell_accuracy"])
     if not curves:
-        raise ValueError(f"no g2m probe results (result.json, {PROBE_FORMAT}) under {folder}")
+        raise UsageError(f"no g2m probe results (result.json, {PROBE_RESULT_FORMAT}) under {folder}")
     return curves
 
 
@@ -61,8 +60,7 @@ def score_run(run) -> list:
 def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str | Path | None = None,
                  options: ReportOptions = ReportOptions()) -> dict:
     run = load_run(run_dir)
-    out = Path(out) if out else run.folder / "report"
-    out.mkdir(parents=True, exist_ok=True)
+    out = ensure_dir(Path(out) if out else run.folder / "report")
     scored = score_run(run)
     tasks = {k: summarise(v) for k, v in by_task(scored).items()}
     overall = summarise(scored)

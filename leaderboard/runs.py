@@ -10,10 +10,13 @@ from pathlib import Path
 
 import numpy as np
 
+from dataset_builder.errors import G2MError
+from harness_tasks.evaluate import model_name
+
 _RESULTS = re.compile(r"^results_(?P<date>.+)\.json$")
 
 
-class RunError(ValueError):
+class RunError(G2MError, ValueError):
     """The folder is not a usable lm-eval run of the G2M tasks."""
 
 
@@ -35,8 +38,6 @@ class Run:
 
     @property
     def model(self) -> str:
-        from harness_tasks.evaluate import model_name
-
         cfg = self.results.get("config", {})
         return model_name(str(cfg.get("model", self.folder.name)), cfg.get("model_args"))
 

@@ -1,9 +1,9 @@
-"""Re-score raw model outputs with the harness's own parser and metrics, and aggregate them with confidence intervals.
+"""Re-score raw model outputs with the harness's own scoring, and aggregate them with confidence intervals.
 
 The leaderboard never reads a score from a submission: the ground truth of every ``zero_shot`` id is regenerated
 from its seed (``dataset_builder``'s generator is a pure function of seed, N and C, and ``g2m verify`` proves the
-release equals it), every output is parsed by ``harness_tasks.parsing`` and scored by ``harness_tasks.metrics``. The
-same code scores a researcher's own lm-eval run in ``g2m report``.
+release equals it), and every output is scored by ``harness_tasks.scoring.score_answer``, the function behind the
+lm-eval hooks. The same code scores a researcher's own lm-eval run in ``g2m report``.
 """
 
 from __future__ import annotations
@@ -17,8 +17,7 @@ import numpy as np
 
 from dataset_builder.configs import get_config
 from dataset_builder.generate import make_matrix
-from harness_tasks.metrics import cell_accuracy, cell_mask, exact_match
-from harness_tasks.parsing import parse_matrix
+from harness_tasks.scoring import AnswerScore, as_grid, score_answer
 
 
 @dataclass(frozen=True)
@@ -43,39 +42,53 @@ def truth_matrix(t: Truth) -> np.ndarray:
     return make_matrix(t.seed, t.grid_size, t.num_colors)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Scored:
-    """One output, re-scored."""
+    """One output, re-scored: the harness's ``AnswerScore`` with the row it belongs to."""
 
     id: str
     grid_size: int
     num_colors: int
-    exact_match: float
-    cell_accuracy: float
-    parse_failed: bool
-    truncated: bool
-    strategy: str
-    reason: str | None
-    mask: np.ndarray  # (N, N) bool
-    pred: np.ndarray  # (N, N): predicted value, -1 where missing
     target: np.ndarray  # (N, N)
+    score: AnswerScore
+
+    @property
+    def exact_match(self) -> float:
+        return self.score.exact_match
+
+    @property
+    def cell_accuracy(self) -> float:
+        return self.score.cell_accuracy
+
+    @property
+    def parse_failed(self) -> bool:
+        return self.score.parse_failed
+
+    @property
+    def truncated(self) -> bool:
+        return self.score.truncated
+
+    @property
+    def mask(self) -> np.ndarray:
+        """(N, N) bool: the cells read right."""
+        return np.asarray(self.score.mask, dtype=bool)
+
+    @property
+    def pred(self) -> np.ndarray:
+        """(N, N): the value read for each cell, -1 where none was (clamped, so any integer fits)."""
+        n = self.grid_size
+        pred = np.full((n, n), -1, dtype=np.int64)
+        for r, row in enumerate((self.score.matrix or ())[:n]):
+            vals = np.clip(np.asarray(row[:n], dtype=np.float64), -1e9, 1e9).astype(np.int64)
+            pred[r, : len(vals)] = vals
+        return pred
 
 
-def score_output(sample_id: str, output: str, target: np.ndarray, num_colors: int, finish_reason: str | None = None) -> Scored:
-    n = int(target.shape[0])
-    parsed = parse_matrix(output, n)
-    tgt = target.tolist()
-    pred = np.full((n, n), -1, dtype=np.int64)
-    for r, row in enumerate((parsed.matrix or ())[:n]):
-        vals = np.clip(np.asarray(row[:n], dtype=np.float64), -1e9, 1e9).astype(np.int64)
-        pred[r, : len(vals)] = vals
-    return Scored(
-        id=sample_id, grid_size=n, num_colors=num_colors,
-        exact_match=exact_match(parsed.matrix, tgt), cell_accuracy=cell_accuracy(parsed.matrix, tgt),
-        parse_failed=parsed.failed, truncated=parsed.truncated or finish_reason == "length",
-        strategy=parsed.strategy, reason=parsed.reason,
-        mask=np.asarray(cell_mask(parsed.matrix, tgt), dtype=bool), pred=pred, target=np.asarray(target, np.int64),
-    )
+def score_output(sample_id: str, output: object, target, num_colors: int, finish_reason: str | None = None) -> Scored:
+    """Re-score one raw output against its target with the harness's own ``score_answer``."""
+    grid = as_grid(target)
+    return Scored(sample_id, len(grid), num_colors, np.asarray(grid, dtype=np.int64),
+                  score_answer(output, grid, finish_reason))
 
 
 def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:

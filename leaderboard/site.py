@@ -17,9 +17,11 @@ from pathlib import Path
 from PIL import Image
 
 from dataset_builder.configs import ZERO_SHOT_SIZES
+from dataset_builder.errors import UsageError
 from dataset_builder.fsutil import atomic_write_text, safe_name
-from dataset_builder.prompt import build_prompt, format_answer
 from dataset_builder.render import render_rgb
+from dataset_builder.spec import PATCH_SIZES, README_NAME
+from harness_tasks.baselines import oracle_answer, random_answer
 
 from . import figures
 from . import geometry as geo
@@ -58,18 +60,13 @@ def slug(name: str, suffix: str = "") -> str:
 
 @lru_cache(maxsize=1)
 def _baseline_scores() -> tuple[list, list]:
-    """The oracle's and the random model's outputs on the full release, made offline, then scored like any other."""
-    from harness_tasks import IMAGE_PLACEHOLDER
-    from harness_tasks.models import RandomLM
-
-    random_lm = RandomLM()
+    """The oracle's and the random model's outputs on the full release, made offline by the same functions the
+    lm-eval models call, then scored like any other."""
     oracle, rand = [], []
     for sid, t in zero_shot_truth().items():
         m = truth_matrix(t)
-        oracle.append(score_output(sid, format_answer(m), m, t.num_colors))
-        image = Image.fromarray(render_rgb(m))
-        answer = random_lm.answer(IMAGE_PLACEHOLDER + build_prompt(t.grid_size, t.num_colors), image)
-        rand.append(score_output(sid, answer, m, t.num_colors))
+        oracle.append(score_output(sid, oracle_answer(Image.fromarray(render_rgb(m)), t.grid_size), m, t.num_colors))
+        rand.append(score_output(sid, random_answer(t.grid_size, t.num_colors, sid), m, t.num_colors))
     return oracle, rand
 
 
@@ -90,7 +87,7 @@ def _model_page(row: dict, folder: Path) -> str:
     figs = [figures.accuracy_vs_n(tasks, assets / "accuracy_vs_n.png")]
     figs += [figures.heatmap(hms[n], assets / f"heatmap_n{n:02d}.png", f"{name[:60]}: N={n}", 16) for n in hms]
     figs.append(figures.confusion(confusion(scored), assets / "confusion.png"))
-    figs.append(figures.alignment([geo.alignment(hms, counts, p) for p in (14.0, 16.0, 28.0, 32.0)],
+    figs.append(figures.alignment([geo.alignment(hms, counts, p) for p in PATCH_SIZES],
                                   assets / "patch_alignment.png"))
     meta_rows = [[k, json.dumps(v) if not isinstance(v, str) else v] for k, v in _flat(row["meta"]).items()]
     rows = [[str(n), str(c), fmt_ci(s["exact_match"], s["exact_match_ci"]), fmt_ci(s["cell_accuracy"], s["cell_accuracy_ci"]),
@@ -118,7 +115,7 @@ def _flat(d: dict, prefix: str = "") -> dict:
 def build_site(submissions: str | Path, out: str | Path) -> dict:
     submissions, out = Path(submissions), Path(out)
     if not submissions.is_dir():
-        raise ValueError(f"{submissions} is not a folder of submissions")
+        raise UsageError(f"{submissions} is not a folder of submissions")
     files = sorted(p for p in submissions.iterdir() if p.is_file() and p.name.endswith((".json", ".json.gz")))
     rows, rejected = [], []
     for f in files:
@@ -187,5 +184,5 @@ def _write_index(out: Path, rows: list[dict], reported: dict, rejected: list[dic
     csv.writer(buf).writerows([headers, *csv_rows])
     atomic_write_text(out / "leaderboard.csv", buf.getvalue())
     atomic_write_text(out / "leaderboard.md", md_table(headers, [[c if c else "-" for c in r] for r in csv_rows]) + "\n")
-    atomic_write_text(out / "README.md", "---\ntitle: Grid2Matrix leaderboard\nsdk: static\napp_file: index.html\n"
+    atomic_write_text(out / README_NAME, "---\ntitle: Grid2Matrix leaderboard\nsdk: static\napp_file: index.html\n"
                       "pinned: false\n---\n\nStatic site built by `g2m leaderboard build`.\n")

@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from dataset_builder import __version__
+from dataset_builder.errors import G2MError
 from dataset_builder.fsutil import atomic_write_bytes
 from dataset_builder.spec import DATASET_REVISION, HUB_REPO_ID
 from harness_tasks.parsing import MAX_ANSWER_CHARS
@@ -34,7 +35,7 @@ MAX_META_CHARS = 2_000
 _SECRET = re.compile(r"(?i)(api[_-]?key|token|secret|password)=[^,]*")
 
 
-class Rejected(ValueError):
+class Rejected(G2MError, ValueError):
     """The submission is refused; the message says why, in one line."""
 
 

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import torch
 
+from dataset_builder.errors import UsageError
+
 from . import tokens as tk
 
 READOUTS = ("vision", "projector")
@@ -29,7 +31,7 @@ QWEN = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")
 VITS = frozenset({"siglip", "siglip_vision_model", "siglip2", "siglip2_vision_model", "clip", "clip_vision_model"})
 
 
-class EncoderError(ValueError):
+class EncoderError(UsageError):
     """The checkpoint cannot be probed as asked (no vision tower, no projector, unknown family)."""
 
 

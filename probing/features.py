@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
+from dataset_builder.errors import UsageError
 from dataset_builder.fsutil import atomic_write_text, safe_name
 
 from .encoders import Encoder
@@ -28,7 +29,7 @@ KEY_FILE = "key.json"
 CACHE_FORMAT = "g2m-probe-cache/1"
 
 
-class CacheMismatch(ValueError):
+class CacheMismatch(UsageError):
     """A cache folder was built with other settings than this run's."""
 
 

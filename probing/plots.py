@@ -6,18 +6,11 @@ from pathlib import Path
 
 import numpy as np
 
-
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")  # files only; no display is needed or touched
-    import matplotlib.pyplot as plt
-
-    return plt
+from dataset_builder.plotting import pyplot
 
 
 def plot_heatmap(heatmap: np.ndarray, path: Path, title: str) -> None:
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.2, 4.5), dpi=120)
     im = ax.imshow(heatmap, vmin=0, vmax=1, cmap="viridis", interpolation="nearest")
     ax.set_title(title, fontsize=8)
@@ -30,7 +23,7 @@ def plot_heatmap(heatmap: np.ndarray, path: Path, title: str) -> None:
 
 
 def plot_curve(history: list[dict], path: Path, chance: float) -> None:
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(5, 3.2), dpi=120)
     steps = [h["step"] for h in history]
     ax.plot(steps, [h["val_cell_accuracy"] for h in history], marker="o", label="validation")

@@ -19,6 +19,8 @@ from torch import nn
 from torch.nn import functional as F
 from tqdm.auto import tqdm
 
+from dataset_builder.errors import UsageError
+
 PROBES = ("conv", "linear")
 
 
@@ -38,12 +40,12 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         if self.probe not in PROBES:
-            raise ValueError(f"probe must be one of {PROBES}, got {self.probe!r}")
+            raise UsageError(f"probe must be one of {PROBES}, got {self.probe!r}")
         for name in ("steps", "batch_size", "eval_every", "patience", "hidden"):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
-                raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)!r}")
+                raise UsageError(f"{name} must be a positive integer, got {getattr(self, name)!r}")
         if not 0 <= self.warmup_frac < 1 or self.lr <= 0 or self.weight_decay < 0 or self.grad_clip <= 0:
-            raise ValueError("lr and grad_clip must be > 0, weight_decay >= 0 and warmup_frac in [0, 1)")
+            raise UsageError("lr and grad_clip must be > 0, weight_decay >= 0 and warmup_frac in [0, 1)")
 
     def to_json(self) -> dict:
         return asdict(self)

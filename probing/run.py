@@ -2,7 +2,7 @@
 
 Results go to ``OUT/<encoder>/<readout>/<config>/``: ``result.json`` (scores, the per-cell heatmap, per-colour
 accuracy, the confusion matrix, and every setting needed to reproduce the run), ``heatmap.png``, ``heatmap.npy`` and
-``curve.png``. ``result.json`` has the format ``g2m-probe-result/1``, which the report and leaderboard read.
+``curve.png``. ``result.json`` has the format ``spec.PROBE_RESULT_FORMAT``, which the report and leaderboard read.
 """
 
 from __future__ import annotations
@@ -15,16 +15,17 @@ import numpy as np
 import torch
 
 from dataset_builder import __version__
-from dataset_builder.card import library_versions
 from dataset_builder.configs import CONFIG_NAMES, get_config
+from dataset_builder.errors import UsageError
 from dataset_builder.fsutil import atomic_write_text, safe_name
+from dataset_builder.provenance import library_versions
 from dataset_builder.source import load_config, provenance
+from dataset_builder.spec import PROBE_RESULT_FORMAT
 
 from .encoders import READOUTS, load_encoder
 from .features import cache_key, extract_split, open_cache
 from .probe import FeatureSet, TrainConfig, predict, score, train_probe
 
-RESULT_FORMAT = "g2m-probe-result/1"
 VERSIONED = ("torch", "transformers", "numpy", "datasets")
 
 
@@ -45,14 +46,14 @@ class ProbeSpec:
 
     def __post_init__(self) -> None:
         if self.config not in CONFIG_NAMES or not self.config.startswith("probe_"):
-            raise ValueError(f"unknown probing config {self.config!r}; choose one of "
+            raise UsageError(f"unknown probing config {self.config!r}; choose one of "
                              f"{', '.join(n for n in CONFIG_NAMES if n.startswith('probe_'))}")
         if self.readout not in READOUTS:
-            raise ValueError(f"--readout must be one of {', '.join(READOUTS)}, got {self.readout!r}")
+            raise UsageError(f"--readout must be one of {', '.join(READOUTS)}, got {self.readout!r}")
         if self.cache_dtype not in ("float16", "float32"):
-            raise ValueError(f"--cache-dtype must be float16 or float32, got {self.cache_dtype!r}")
+            raise UsageError(f"--cache-dtype must be float16 or float32, got {self.cache_dtype!r}")
         if self.batch_size < 1:
-            raise ValueError("--batch-size must be at least 1")
+            raise UsageError("--batch-size must be at least 1")
 
 
 def run_probe(spec: ProbeSpec, progress: bool = True) -> dict:
@@ -75,7 +76,7 @@ def run_probe(spec: ProbeSpec, progress: bool = True) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     np.save(out / "heatmap.npy", test["heatmap"])
     result = {
-        "format": RESULT_FORMAT,
+        "format": PROBE_RESULT_FORMAT,
         "encoder": {"name": spec.encoder, "revision": key["revision"], "family": encoder.family, "readout": spec.readout,
                     "dtype": spec.dtype, "feature_grid": list(cached["train"][0].shape[1:3]), "feature_dim": int(dim),
                     "image_processor": encoder.processor_info()},

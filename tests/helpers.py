@@ -1,14 +1,23 @@
-"""Small helpers shared by tests (not fixtures)."""
+"""Small helpers shared by tests (not fixtures): run the CLI, digest a folder, write submissions."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+
+#: Metadata of a well-formed submission (what ``g2m submit`` writes for a run on the release).
+SUBMISSION_META = {
+    "model": {"id": "Test-VLM", "revision": "abc123", "backend": "vllm-vlm", "model_args": "pretrained=x"},
+    "versions": {"grid2matrix": "0.1.0", "lm_eval": "0.4.13"},
+    "dataset": {"repo_id": "grid2matrix/g2m", "revision": "v1.0.0", "manifest_sha256": None},
+    "generation": {"task_version": 1.0}, "date": "2026-11-29T00:00:00+00:00"}
 
 
 def tree_digest(root: Path) -> dict[str, str]:
@@ -21,7 +30,27 @@ def tree_digest(root: Path) -> dict[str, str]:
 
 
 def g2m(*args: str, check: bool = False, timeout: float = 600, **kw) -> subprocess.CompletedProcess:
-    """Run the installed CLI entry point the way a user would (``python -m`` keeps it in this venv)."""
+    """Run the ``g2m`` command the way a user would (``python -m`` keeps it in this venv)."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", **kw.pop("env", {})}
-    return subprocess.run([sys.executable, "-m", "dataset_builder.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "g2m_cli", *args], capture_output=True, text=True,
                           check=check, timeout=timeout, env=env, cwd=kw.pop("cwd", REPO), **kw)
+
+
+def submission_doc(output=None, **changes) -> dict:
+    """A submission of every zero_shot id; ``output(truth)`` gives each answer (default: the correct one)."""
+    from harness_tasks.parsing import format_answer
+    from leaderboard.scoring import truth_matrix, zero_shot_truth
+
+    output = output or (lambda t: format_answer(truth_matrix(t)))
+    records = [{"id": i, "output": output(t)} for i, t in zero_shot_truth().items()]
+    doc = {"format": "g2m-submission/1", "metadata": json.loads(json.dumps(SUBMISSION_META)), "records": records}
+    doc.update(changes)
+    return doc
+
+
+def write_file(folder: Path, doc: dict | bytes, name: str = "sub.json") -> Path:
+    """Write ``doc`` (JSON, or raw bytes) to ``folder/name``, gzip'd when the name ends in .gz."""
+    path = folder / name
+    raw = doc if isinstance(doc, bytes) else json.dumps(doc).encode()
+    path.write_bytes(gzip.compress(raw) if name.endswith(".gz") else raw)
+    return path

@@ -17,9 +17,11 @@ from helpers import REPO, tree_digest
 
 from dataset_builder.build import BuildParams, build
 from dataset_builder.configs import get_config
-from dataset_builder.fsutil import BuildError
+from dataset_builder.errors import BuildError
 from dataset_builder.generate import make_matrix
 from dataset_builder.table import SCHEMA, features
+
+pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
 
 
 def test_load_dataset_reads_every_config_with_the_release_schema(small_release):
@@ -62,7 +64,7 @@ def test_output_is_byte_identical_whatever_the_worker_count(tmp_path, small_rele
 
 
 def _cli_build(out, *extra):
-    return [sys.executable, "-m", "dataset_builder.cli", "build", "--out", str(out), "--configs", SMALL_CONFIGS,
+    return [sys.executable, "-m", "g2m_cli", "build", "--out", str(out), "--configs", SMALL_CONFIGS,
             "--scale", str(SMALL_SCALE), "--rows-per-shard", "60", "--quiet", *extra]
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from helpers import g2m
 
+pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
+
 
 @pytest.mark.parametrize(
     ("args", "message"),

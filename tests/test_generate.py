@@ -11,7 +11,8 @@ import pytest
 
 from dataset_builder.configs import CONFIGS, get_config
 from dataset_builder.generate import RenderOptions, make_image, make_matrix, make_sample
-from dataset_builder.prompt import build_prompt, format_answer
+from dataset_builder.prompt import build_prompt
+from harness_tasks.parsing import format_answer
 
 GOLDEN = Path(__file__).parent / "golden" / "samples.json"
 
@@ -90,6 +91,10 @@ def test_prompt_names_the_grid_and_the_mapping_in_value_order():
     assert "9x9" in p and "exactly 9 rows" in p
     assert p.index("White: 0") < p.index("Red: 1") < p.index("Orange: 4")
     assert "Purple" not in p
+
+
+def test_the_prompts_example_is_written_in_the_answer_format():
+    assert f"for example {format_answer([[1, 0], [2, 1]])} for a 2x2 grid" in build_prompt(3, 3)
 
 
 @pytest.mark.parametrize(("seed", "n", "c"), [(-1, 3, 3), (1, 0, 3), (1, 3, 2), (1, 3, 11), (1.5, 3, 3)])

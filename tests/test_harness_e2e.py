@@ -15,6 +15,8 @@ from harness_tasks import models
 from harness_tasks.evaluate import EvalSpec, run_eval
 from harness_tasks.taskgen import all_tasks
 
+pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
+
 
 def _scores(results: dict, name: str) -> dict:
     entry = results["results"][name]

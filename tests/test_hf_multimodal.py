@@ -10,6 +10,8 @@ from tiny_models import make_tiny_idefics3, make_tiny_llava
 
 from harness_tasks.evaluate import EvalSpec, run_eval
 
+pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
+
 BUILDERS = {"llava": make_tiny_llava, "idefics3": make_tiny_idefics3}
 
 

@@ -11,9 +11,11 @@ import threading
 from pathlib import Path
 
 import pytest
-from test_submission import _doc, _write
+from helpers import submission_doc, write_file
 
 from leaderboard.site import build_site
+
+pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 HOSTILE_NAME = "<img src=x onerror=alert(1)><script>alert(2)</script>"
@@ -27,13 +29,13 @@ if not Path(CHROMIUM).exists():
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     subs = tmp_path_factory.mktemp("subs")
-    _write(subs, _doc(), "perfect.json.gz")
-    junk = _doc(output=lambda t: "[[0]]", scores={"exact_match": 1.0})
+    write_file(subs, submission_doc(), "perfect.json.gz")
+    junk = submission_doc(output=lambda t: "[[0]]", scores={"exact_match": 1.0})
     junk["metadata"]["model"]["id"] = HOSTILE_NAME
-    _write(subs, junk, "junk.json")
-    wrong = _doc()
+    write_file(subs, junk, "junk.json")
+    wrong = submission_doc()
     wrong["metadata"]["dataset"]["revision"] = "v0.1"
-    _write(subs, wrong, "wrong-revision.json")
+    write_file(subs, wrong, "wrong-revision.json")
     (subs / "notes.txt").write_text("not a submission")
     out = tmp_path_factory.mktemp("site")
     res = build_site(subs, out)

@@ -11,8 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dataset_builder.prompt import format_answer
-from harness_tasks.parsing import MAX_ABS, MAX_ANSWER_CHARS, STRATEGIES, ParseResult, parse_matrix
+from harness_tasks.parsing import MAX_ABS, MAX_ANSWER_CHARS, ParseResult, format_answer, parse_matrix
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "model_outputs.json").read_text())
 
@@ -23,10 +22,6 @@ def test_golden_model_outputs(case):
     assert (None if r.matrix is None else [list(row) for row in r.matrix]) == case["matrix"]
     assert (r.strategy, r.truncated, r.shape_mismatch, r.reason) == (
         case["strategy"], case["truncated"], case["shape_mismatch"], case["reason"])
-
-
-def test_the_cascade_is_named_and_ordered():
-    assert [name for name, _ in STRATEGIES] == ["list_literal", "rows", "integers"]
 
 
 @pytest.mark.parametrize(

@@ -19,10 +19,13 @@ from tiny_models import (
     make_tiny_siglip_vision,
 )
 
+from dataset_builder.spec import PROBE_RESULT_FORMAT
 from probing.encoders import Encoder, EncoderError, load_encoder
 from probing.features import CacheMismatch
 from probing.probe import TrainConfig
-from probing.run import RESULT_FORMAT, ProbeSpec, run_probe
+from probing.run import ProbeSpec, run_probe
+
+pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
 
 FAST = TrainConfig(steps=80, eval_every=20, batch_size=32, patience=2)
 
@@ -61,7 +64,7 @@ def test_the_probe_learns_and_writes_its_results(pixel_encoder, small_release, t
     assert res["images_encoded"] == 160 + 40 + 200  # every image exactly once
     out = Path(res["output_dir"])
     saved = json.loads((out / "result.json").read_text())
-    assert saved["format"] == RESULT_FORMAT and saved["grid_size"] == 20 and saved["num_colors"] == 3
+    assert saved["format"] == PROBE_RESULT_FORMAT and saved["grid_size"] == 20 and saved["num_colors"] == 3
     assert saved["encoder"]["feature_grid"] == [20, 20] and saved["encoder"]["image_processor"]["input"]["pixel_size"] == [160, 160]
     assert np.array(saved["test"]["heatmap"]).shape == (20, 20) and len(saved["test"]["per_colour_accuracy"]) == 3
     assert np.asarray(saved["test"]["confusion"]).sum() == 200 * 400

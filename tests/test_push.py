@@ -10,8 +10,10 @@ import pytest
 from helpers import g2m
 from huggingface_hub import CommitInfo, CommitOperationAdd, CommitOperationDelete, HfApi
 
-from dataset_builder.fsutil import BuildError
+from dataset_builder.errors import BuildError
 from dataset_builder.push import push
+
+pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
 
 
 class RecordingHub(HfApi):

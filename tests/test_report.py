@@ -12,6 +12,8 @@ from PIL import Image
 from leaderboard.report import ReportOptions, build_report
 from leaderboard.runs import RunError, load_run
 
+pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
+
 
 def _probe_result(folder, n, c, acc):
     """A probe result file as ``g2m probe`` writes it (the report reads only these fields)."""

@@ -11,44 +11,27 @@ import tarfile
 import zipfile
 
 import pytest
-from helpers import g2m
+from helpers import g2m, submission_doc, write_file
 
-from dataset_builder.prompt import format_answer
 from dataset_builder.spec import DATASET_REVISION
-from leaderboard.scoring import truth_matrix, zero_shot_truth
+from harness_tasks.parsing import format_answer
+from leaderboard.scoring import truth_matrix
 from leaderboard.submission import MAX_FILE_BYTES, MAX_OUTPUT_CHARS, Rejected, validate, write_submission
 
-META = {"model": {"id": "Test-VLM", "revision": "abc123", "backend": "vllm-vlm", "model_args": "pretrained=x"},
-        "versions": {"grid2matrix": "0.1.0", "lm_eval": "0.4.13"},
-        "dataset": {"repo_id": "grid2matrix/g2m", "revision": DATASET_REVISION, "manifest_sha256": None},
-        "generation": {"task_version": 1.0}, "date": "2026-11-29T00:00:00+00:00"}
 
-
-def _doc(output=lambda t: format_answer(truth_matrix(t)), **changes):
-    records = [{"id": i, "output": output(t)} for i, t in zero_shot_truth().items()]
-    doc = {"format": "g2m-submission/1", "metadata": json.loads(json.dumps(META)), "records": records}
-    doc.update(changes)
-    return doc
-
-
-def _write(tmp_path, doc, name="sub.json"):
-    path = tmp_path / name
-    raw = doc if isinstance(doc, bytes) else json.dumps(doc).encode()
-    path.write_bytes(gzip.compress(raw) if name.endswith(".gz") else raw)
-    return path
-
-
+@pytest.mark.slow
 def test_a_perfect_submission_is_accepted_and_re_scored(tmp_path):
-    v = validate(_write(tmp_path, _doc(), "perfect.json.gz"))
+    v = validate(write_file(tmp_path, submission_doc(), "perfect.json.gz"))
     assert v.ok and v.scores["overall"]["exact_match"] == 1.0 and v.scores["overall"]["n"] == 4500
     assert set(v.scores["by_grid_size"]) == {"3", "4", "5", "6", "7", "8", "9", "10", "12", "16", "20", "24", "32", "48", "64"}
 
 
+@pytest.mark.slow
 def test_claimed_scores_are_ignored(tmp_path):
-    doc = _doc(output=lambda t: "I cannot see the image.", scores={"exact_match": 1.0, "cell_accuracy": 1.0})
+    doc = submission_doc(output=lambda t: "I cannot see the image.", scores={"exact_match": 1.0, "cell_accuracy": 1.0})
     for r in doc["records"]:
         r["cell_accuracy"] = 1.0
-    v = validate(_write(tmp_path, doc))
+    v = validate(write_file(tmp_path, doc))
     assert v.ok and v.scores["overall"]["cell_accuracy"] == 0.0 and v.scores["overall"]["parse_failed"] == 1.0
     assert any("ignored top-level field 'scores'" in w for w in v.warnings)
     assert any("cell_accuracy in 4,500 records" in w for w in v.warnings)
@@ -74,10 +57,11 @@ HOSTILE = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(HOSTILE))
 def test_hostile_submissions_are_rejected_with_a_reason(tmp_path, case):
     change, reason = HOSTILE[case]
-    v = validate(_write(tmp_path, change(_doc())))
+    v = validate(write_file(tmp_path, change(submission_doc())))
     assert not v.ok and reason in v.reason and v.scores == {}
 
 
@@ -90,22 +74,22 @@ def test_hostile_submissions_are_rejected_with_a_reason(tmp_path, case):
     (b"", "malformed JSON"),
 ])
 def test_malformed_files_are_rejected_and_never_executed(tmp_path, raw, reason):
-    v = validate(_write(tmp_path, raw))
+    v = validate(write_file(tmp_path, raw))
     assert not v.ok and reason in v.reason
 
 
 def test_archives_with_traversal_paths_are_refused_without_extracting(tmp_path):
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:
-        z.writestr("../../escaped.json", json.dumps(_doc()))
-    zpath = _write(tmp_path, buf.getvalue(), "sub.zip")
+        z.writestr("../../escaped.json", json.dumps(submission_doc()))
+    zpath = write_file(tmp_path, buf.getvalue(), "sub.zip")
     tbuf = io.BytesIO()
     with tarfile.open(fileobj=tbuf, mode="w") as t:
         data = b"{}"
         info = tarfile.TarInfo("../../escaped.json")
         info.size = len(data)
         t.addfile(info, io.BytesIO(data))
-    tpath = _write(tmp_path, tbuf.getvalue(), "sub.tar")
+    tpath = write_file(tmp_path, tbuf.getvalue(), "sub.tar")
     for p in (zpath, tpath):
         v = validate(p)
         assert not v.ok and "archives are not accepted" in v.reason
@@ -126,6 +110,7 @@ def test_size_limits_and_gzip_bombs(tmp_path):
     assert "decompresses to over 128 MiB" in validate(bomb).reason
 
 
+@pytest.mark.slow
 def test_submit_writes_the_run_and_its_metadata(random_run, tmp_path):
     with pytest.raises(Rejected, match="the run covers 90 of the 4,500 zero_shot ids"):
         write_submission(random_run, tmp_path / "s.json.gz")
@@ -140,19 +125,20 @@ def test_submit_writes_the_run_and_its_metadata(random_run, tmp_path):
     assert not v.ok and "not a scaled one" in v.reason
     # the same outputs, completed with the rest of the release and the pinned revision, validate and score as run
     have = {r["id"]: r["output"] for r in doc["records"]}
-    full = _doc(output=lambda t: have.get(t.id, format_answer(truth_matrix(t))))
+    full = submission_doc(output=lambda t: have.get(t.id, format_answer(truth_matrix(t))))
     full["metadata"] = {**meta, "dataset": {**meta["dataset"], "revision": DATASET_REVISION}}
-    v = validate(_write(tmp_path, full))
+    v = validate(write_file(tmp_path, full))
     assert v.ok
     ran = [s for s in v.scored if s.id in have]
     assert len(ran) == 90 and sum(s.exact_match for s in ran) == 0 and 0.1 < sum(s.cell_accuracy for s in ran) / 90 < 0.4
 
 
+@pytest.mark.slow
 def test_validate_cli(tmp_path):
-    good = _write(tmp_path, _doc(), "good.json")
+    good = write_file(tmp_path, submission_doc(), "good.json")
     res = g2m("validate", str(good), "--out", str(tmp_path / "scores.json"))
     assert res.returncode == 0 and res.stdout.startswith("ACCEPTED") and "exact match 1.0000" in res.stdout
     assert json.loads((tmp_path / "scores.json").read_text())["scores"]["overall"]["n"] == 4500
-    bad = _write(tmp_path, {"format": "nope"}, "bad.json")
+    bad = write_file(tmp_path, {"format": "nope"}, "bad.json")
     res = g2m("validate", str(bad))
     assert res.returncode == 1 and res.stderr.startswith("REJECTED: not a G2M submission")

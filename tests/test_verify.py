@@ -18,6 +18,8 @@ from dataset_builder.png import encode_palette_png
 from dataset_builder.table import SHARD_METADATA_KEY, table_to_parquet_bytes
 from dataset_builder.verify import verify
 
+pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
+
 SHARD = "zero_shot/test-00001-of-00002.parquet"  # rows 45..89 of zero_shot
 
 

@@ -1,17 +1,17 @@
 """lm-eval hooks for the G2M tasks (referenced from the YAML files as ``!function utils.<name>``).
 
-Thin adapters: the prompt comes from the dataset row, parsing from ``harness_tasks.parsing`` and scores from
-``harness_tasks.metrics``. lm-eval loads this file by path, so imports are absolute.
+Thin adapters: the prompt comes from the dataset row, the score from ``harness_tasks.scoring.score_answer``.
+lm-eval loads this file by path, so imports are absolute.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
-from dataset_builder.prompt import format_answer
-from harness_tasks import IMAGE_PLACEHOLDER, data
-from harness_tasks.metrics import cell_accuracy, cell_mask, exact_match
-from harness_tasks.parsing import parse_matrix
+from dataset_builder.spec import IMAGE_PLACEHOLDER
+from harness_tasks import data
+from harness_tasks.parsing import format_answer
+from harness_tasks.scoring import score_answer
 
 
 def load_docs(grid_size: int, num_colors: int, g2m_data: str | None = None, g2m_revision: str | None = None, **_):
@@ -34,18 +34,8 @@ def doc_to_target(doc: dict) -> str:
 
 def process_results(doc: dict, results: list) -> dict:
     text = results[0]
-    parsed = parse_matrix(text, doc["grid_size"])
-    target = doc["matrix"]
-    hit_limit = getattr(text, "finish_reason", None) == "length"  # only backends that report it
-    return {
-        "exact_match": exact_match(parsed.matrix, target),
-        "cell_accuracy": cell_accuracy(parsed.matrix, target),
-        "parse_failed": float(parsed.failed),
-        "truncated": float(parsed.truncated or hit_limit),
-        "cell_mask": cell_mask(parsed.matrix, target),
-        "parse_strategy": parsed.strategy,
-        "parse_reason": parsed.reason or "",
-    }
+    # only backends that report why generation stopped carry a finish_reason (g2m's own models do)
+    return score_answer(text, doc["matrix"], getattr(text, "finish_reason", None)).metrics()
 
 
 def count(items: list) -> int:

@@ -1,0 +1,34 @@
+"""The one family of user-facing errors.
+
+``g2m`` prints any ``G2MError`` as one line and exits non-zero; every other exception is a bug and keeps its
+traceback. Errors about bad values also subclass ``ValueError`` (and missing files ``FileNotFoundError``), so library
+callers can catch them the usual way.
+"""
+
+from __future__ import annotations
+
+
+class G2MError(Exception):
+    """A problem the user can fix (bad input, a missing file, a refused submission); shown in one line."""
+
+    exit_code = 2
+
+
+class UsageError(G2MError, ValueError):
+    """A bad argument or configuration value."""
+
+
+class DataNotFound(G2MError, FileNotFoundError):
+    """A data folder or file that was named does not exist."""
+
+
+class BuildError(G2MError, RuntimeError):
+    """A problem with an output folder or its contents."""
+
+
+class MissingDependency(G2MError, ImportError):
+    """An optional dependency is not installed; ``extra`` names the package extra that brings it."""
+
+    def __init__(self, what: str, extra: str) -> None:
+        self.extra = extra
+        super().__init__(f"{what}; install it with: pip install 'grid2matrix[{extra}]'")

@@ -1,0 +1,17 @@
+"""Matplotlib for figures written to files: the one place that picks the non-interactive backend.
+
+Probes and reports both draw with it; matplotlib is imported only when a figure is drawn (it is an optional
+dependency, in the ``probing`` and ``report`` extras).
+"""
+
+from __future__ import annotations
+
+
+def pyplot():
+    """``matplotlib.pyplot`` on the Agg backend: files only, no display is needed or touched."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt

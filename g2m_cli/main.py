@@ -1,0 +1,60 @@
+"""Parse arguments, run one command, and turn user-facing errors into one line.
+
+Only ``G2MError`` (bad input, a missing file, a refused submission) is printed as ``g2m: error: ...``; any other
+exception is a bug and keeps its traceback. A missing optional dependency names the extra of the command that needs
+it; Ctrl-C says that nothing half-written was left behind (every writer is atomic or resumable).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+import dataset_builder.cli
+import harness_tasks.cli
+import leaderboard.cli
+import probing.cli
+from dataset_builder import __version__
+from dataset_builder.errors import G2MError
+
+#: Our own top-level packages: an ImportError naming one of them is a bug, not a missing dependency.
+OWN_PACKAGES = frozenset({"dataset_builder", "harness_tasks", "probing", "leaderboard", "g2m_cli"})
+COMMANDS = (dataset_builder.cli, harness_tasks.cli, probing.cli, leaderboard.cli)
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="g2m", description="Grid2Matrix: build, evaluate, probe and rank.")
+    parser.add_argument("--version", action="version", version=f"grid2matrix {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module in COMMANDS:
+        module.register(sub)
+    return parser
+
+
+def _missing(error: ModuleNotFoundError, extra: str | None) -> int:
+    where = f"pip install 'grid2matrix[{extra}]'" if extra else "pip install grid2matrix"
+    print(f"g2m: error: this command needs {error.name!r}, which is not installed; install it with: {where}",
+          file=sys.stderr)
+    return 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = make_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except G2MError as e:
+        print(f"g2m: error: {e}", file=sys.stderr)
+        return e.exit_code
+    except ModuleNotFoundError as e:
+        if (e.name or "").split(".")[0] in OWN_PACKAGES:
+            raise
+        return _missing(e, getattr(args, "extra", None))
+    except KeyboardInterrupt:
+        print("g2m: interrupted; nothing half-written was left behind. Run the same command again to resume.",
+              file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+"""The layering the package promises: who may import whom (static and dynamic imports), no cycles, one definition of
+each shared constant."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+from helpers import REPO
+
+#: Lowest first. A module may import its own package or a package of a strictly lower rank.
+RANK = {"dataset_builder": 0, "harness_tasks": 1, "probing": 1, "leaderboard": 2, "g2m_cli": 3}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for pkg in RANK:
+        for path in sorted((REPO / pkg).rglob("*.py")):
+            rel = path.relative_to(REPO).with_suffix("")
+            parts = list(rel.parts[:-1] if rel.name == "__init__" else rel.parts)
+            out[".".join(parts)] = path
+    return out
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    """Every module ``name`` imports: import statements anywhere (lazy ones too), relative ones resolved, and
+    ``importlib.import_module`` / ``__import__`` calls with a constant argument."""
+    is_pkg = path.name == "__init__.py"
+    here = name.split(".") if is_pkg else name.split(".")[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = here[: len(here) - node.level + 1] if node.level else []
+            mod = ".".join([*base, *(node.module.split(".") if node.module else [])])
+            found.add(mod)
+            found |= {f"{mod}.{a.name}" for a in node.names}
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in (
+                "import_module", "__import__") and node.args and isinstance(node.args[0], ast.Constant):
+            found.add(str(node.args[0].value))
+    return found
+
+
+MODULES = _modules()
+GRAPH = {name: {m for m in _imports(name, path) if m in MODULES and m != name} for name, path in MODULES.items()}
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_module_imports_a_package_above_it(module):
+    pkg = module.split(".")[0]
+    for target in GRAPH[module]:
+        tpkg = target.split(".")[0]
+        assert tpkg == pkg or RANK[tpkg] < RANK[pkg], f"{module} imports {target}, which is not below {pkg}"
+
+
+def test_the_module_graph_has_no_cycle():
+    state: dict[str, int] = {}
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(GRAPH[node]):
+            if state.get(nxt) == 1:
+                raise AssertionError("import cycle: " + " -> ".join([*stack[stack.index(nxt):], nxt]))
+            if nxt not in state:
+                visit(nxt, [*stack, nxt])
+        state[node] = 2
+
+    for module in sorted(GRAPH):
+        if module not in state:
+            visit(module, [module])
+
+
+def test_the_command_module_registers_every_package_statically():
+    assert {"dataset_builder.cli", "harness_tasks.cli", "probing.cli", "leaderboard.cli"} <= GRAPH["g2m_cli.main"]
+
+
+#: Each shared value, as it would be written if someone typed it again, and its one home. 512 also names things that
+#: are not the image side (the probe's hidden width, a token allowance, a cache size): those lines say so by name.
+CONSTANTS = [
+    (r"^(?!.*(?:hidden|PROMPT_TOKS|maxsize)).*\b512\b", "DEFAULT_RESOLUTION"),
+    (r"\"<image>\"", "IMAGE_PLACEHOLDER"),
+    (r"\"manifest\.json\"", "MANIFEST_NAME"),
+    (r"\"README\.md\"", "README_NAME"),
+    (r"g2m-probe-result/", "PROBE_RESULT_FORMAT"),
+    (r"14(?:\.0)?, 16(?:\.0)?, 28", "PATCH_SIZES"),
+    (r"grid\w* must be a positive integer", "check_grid_size"),
+    (r"matplotlib\.use\(", "pyplot"),
+]
+
+
+@pytest.mark.parametrize(("pattern", "name"), CONSTANTS, ids=[n for _, n in CONSTANTS])
+def test_each_shared_constant_is_written_once(pattern, name):
+    code_only = re.compile(r"^\s*(#|\"\"\"|''')")
+    hits = []
+    for module, path in MODULES.items():
+        in_doc = False
+        for k, line in enumerate(path.read_text().splitlines(), 1):
+            stripped = line.strip()
+            if stripped.count('"""') % 2 == 1:
+                in_doc = not in_doc
+                continue
+            if in_doc or code_only.match(line) or not re.search(pattern, line.split("  #")[0]):
+                continue
+            hits.append(f"{module}:{k}")
+    assert len(hits) == 1, f"{name} is written in {len(hits)} places: {hits}"
