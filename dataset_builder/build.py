@@ -16,9 +16,8 @@ import hashlib
 import math
 import os
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from dataclasses import asdict, dataclass, field
-from multiprocessing import get_context
 from pathlib import Path
 
 from tqdm.auto import tqdm
@@ -29,6 +28,7 @@ from .errors import BuildError, UsageError
 from .fsutil import atomic_write_bytes, build_lock, remove_stale_temp_files
 from .generate import RenderOptions, make_sample
 from .table import read_shard_metadata, samples_to_table, table_to_parquet_bytes
+from .workers import pool as worker_pool
 
 
 @dataclass(frozen=True)
@@ -200,7 +200,7 @@ def _run(tasks: list[ShardTask], out: Path, known_sha: dict, workers: int, progr
                 results[t.relpath] = write_shard(t, str(out))
                 bar.update(t.rows)
         else:
-            with ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=get_context("spawn")) as pool:
+            with worker_pool(min(workers, len(todo))) as pool:
                 futures = {pool.submit(write_shard, t, str(out)): t for t in todo}
                 try:
                     for fut in as_completed(futures):

@@ -7,6 +7,7 @@ import sys
 
 from .configs import ROWS_PER_SHARD
 from .spec import DEFAULT_RESOLUTION
+from .untrusted import term
 
 
 def _scale(text: str) -> float:
@@ -37,7 +38,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
     params = BuildParams(scale=args.scale, render=render, rows_per_shard=args.rows_per_shard)
     manifest = build(args.out, args.configs, params, workers=args.workers, progress=not args.quiet)
     rows = sum(s["rows"] for c in manifest["configs"].values() for s in c.values())
-    print(f"built {len(manifest['configs'])} configs, {rows:,} rows in {args.out}")
+    print(f"built {len(manifest['configs'])} configs, {rows:,} rows in {term(args.out)}")
     return 0
 
 
@@ -48,7 +49,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     if report.ok:
         print(f"OK: {report.files} files hashed, {report.rows:,} rows decoded, {report.regenerated:,} regenerated from seeds")
         return 0
-    print(f"FAIL: {report.problems[0]}", file=sys.stderr)
+    print(f"FAIL: {term(report.problems[0], 2000)}", file=sys.stderr)
     return 1
 
 

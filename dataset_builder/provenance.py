@@ -19,6 +19,7 @@ from .errors import BuildError
 from .spec import MANIFEST_NAME
 
 MANIFEST_FORMAT = "g2m-manifest/1"
+MAX_MANIFEST_BYTES = 16 << 20  # the full release's manifest is ~30 KB
 
 
 def library_versions(dists: tuple[str, ...] = ("numpy", "pyarrow", "datasets", "huggingface_hub")) -> dict:
@@ -37,13 +38,28 @@ def load_manifest(root: str | Path) -> dict | None:
     path = Path(root) / MANIFEST_NAME
     if not path.is_file():
         return None
+    if path.stat().st_size > MAX_MANIFEST_BYTES:
+        raise BuildError(f"{path} is over {MAX_MANIFEST_BYTES >> 20} MiB: not a g2m manifest")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise BuildError(f"{path} is not a readable manifest: {e}") from None
+    except (OSError, ValueError, RecursionError) as e:
+        raise BuildError(f"{path} is not a readable manifest: {type(e).__name__}") from None
     if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
         raise BuildError(f"{path} is not a g2m manifest (format {MANIFEST_FORMAT})")
+    if not _well_formed(data):
+        raise BuildError(f"{path} is not a well-formed g2m manifest (configs, files or params have the wrong shape)")
     return data
+
+
+def _well_formed(m: dict) -> bool:
+    configs, files = m.get("configs"), m.get("files")
+    return (isinstance(m.get("params"), dict) and isinstance(files, dict)
+            and all(isinstance(k, str) and isinstance(v, dict) for k, v in files.items())
+            and isinstance(configs, dict)
+            and all(isinstance(splits, dict) and all(
+                isinstance(sp, dict) and type(sp.get("rows")) is int and isinstance(sp.get("files"), list)
+                and all(isinstance(f, str) for f in sp["files"]) for sp in splits.values())
+                for splits in configs.values()))
 
 
 def manifest_configs(manifest: dict) -> list[str]:
@@ -75,3 +91,46 @@ def data_provenance(source: str, revision: str | None) -> dict:
         except (ValueError, AttributeError):
             raise BuildError(f"{manifest} is not a readable manifest") from None
     return out
+
+
+def content_sha256(rows) -> str:
+    """A hash of what a model is shown and scored against, independent of how the rows are stored.
+
+    ``rows`` yields (id, seed, grid_size, num_colors, png_bytes, matrix, prompt) in any order; they are hashed in id
+    order, each as its id, seed, sizes, the sha256 of its PNG bytes, its matrix and its prompt. Two folders (or a
+    folder and the Hub) with the same rows give the same hash whatever their parquet layout or library versions.
+    """
+    digests = []
+    for row_id, seed, n, c, png, matrix, prompt in rows:
+        cells = ",".join(str(int(v)) for r in matrix for v in r)
+        line = f"{row_id}\0{int(seed)}\0{int(n)}\0{int(c)}\0{hashlib.sha256(png).hexdigest()}\0{cells}\0{prompt}"
+        digests.append((row_id, hashlib.sha256(line.encode("utf-8", "surrogatepass")).digest()))
+    h = hashlib.sha256()
+    for _, d in sorted(digests):
+        h.update(d)
+    return h.hexdigest()
+
+
+def generated_content_sha256(config: str = "zero_shot") -> str:
+    """``content_sha256`` of a config as the generator makes it (every split, full scale)."""
+    from .configs import get_config
+    from .generate import make_sample
+
+    def rows():
+        for split in get_config(config).splits:
+            for block in split.blocks:
+                for i in range(block.count):
+                    s = make_sample(block, i)
+                    yield s.id, s.seed, s.grid_size, s.num_colors, s.png, s.matrix, s.prompt
+
+    return content_sha256(rows())
+
+
+def dataset_content_sha256(dataset) -> str:
+    """``content_sha256`` of a loaded ``datasets.Dataset`` (images read as stored bytes, never decoded)."""
+    import datasets
+
+    raw = dataset.cast_column("image", datasets.Image(decode=False))
+    cols = [raw[c] for c in ("id", "seed", "grid_size", "num_colors")]
+    images = (im["bytes"] for im in raw["image"])
+    return content_sha256(zip(*cols, images, raw["matrix"], raw["prompt"], strict=True))

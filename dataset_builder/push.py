@@ -55,7 +55,7 @@ def plan_push(root: str | os.PathLike, repo_id: str, revision: str | None = None
     manifest = load_manifest(root)
     if manifest is None:
         raise BuildError(f"{root / MANIFEST_NAME} is missing: build the release first (g2m build)")
-    problems = check_files(root, manifest)
+    problems = check_files(root, manifest, allow_extra=True)  # unlisted files are never uploaded
     if problems:
         raise BuildError(f"refusing to push a release that fails verification: {problems[0]}")
     commits = []

@@ -61,6 +61,10 @@ PROBE_RESULT_FORMAT = "g2m-probe-result/1"
 #: Where the release lives and which tag the harness loads by default.
 HUB_REPO_ID = "grid2matrix/g2m"
 DATASET_REVISION = "v1.0.0"
+#: ``provenance.content_sha256`` of the release's zero_shot rows (what every leaderboard submission must have run on):
+#: a run is labelled "the release" only when the data it read hashes to this. ``tests/test_provenance.py`` regenerates
+#: it from the seeds and from a local build.
+RELEASE_CONTENT_SHA256 = "d0b5662c139bb806c7ea010a5e094ddd95e38f205a128bbe62204dfd0b1f81bd"
 DATA_LICENSE = "cc-by-sa-4.0"
 
 PAPER_ARXIV = "2604.09687"

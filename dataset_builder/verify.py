@@ -1,7 +1,8 @@
 """``g2m verify``: prove that a release folder is exactly what its seeds say it is.
 
 Three layers, each catching what the one before cannot:
-1. files: every file in ``manifest.json`` has its sha256, and no unlisted file would be picked up as data;
+1. files: the folder holds exactly the planned shards and the README, every path stays inside it, every file has
+   its sha256, and the README points ``load_dataset`` at those shards only (``layout.py``);
 2. pixels, on every row: the image is decoded, the matrix read back from the cell centres must equal the ``matrix``
    column, and re-rendering that matrix must reproduce every pixel (so even a one-pixel edit on an outline is seen,
    also when the manifest was edited to match);
@@ -14,9 +15,7 @@ import hashlib
 import io
 import os
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from multiprocessing import get_context
 from pathlib import Path
 
 import numpy as np
@@ -25,15 +24,16 @@ from PIL import Image
 from tqdm.auto import tqdm
 
 from .build import BuildParams, ShardTask, plan_config
-from .card import SHARD_NAME
 from .configs import get_config
 from .errors import BuildError, UsageError
 from .generate import RenderOptions, make_image, make_matrix
+from .layout import check_paths, check_readme
 from .prompt import build_prompt
 from .provenance import load_manifest, manifest_configs
 from .render import decode_indices, image_to_indices, render_indices
-from .spec import MANIFEST_NAME, README_NAME, colour_names
+from .spec import MANIFEST_NAME, colour_names
 from .table import SCHEMA
+from .workers import pool as worker_pool
 
 
 @dataclass
@@ -49,29 +49,44 @@ class VerifyReport:
 
 
 def _params(manifest: dict) -> BuildParams:
-    p = manifest["params"]
-    return BuildParams(scale=p["scale"], render=RenderOptions(**p["render"]), rows_per_shard=p["rows_per_shard"])
+    try:
+        p = manifest["params"]
+        return BuildParams(scale=p["scale"], render=RenderOptions(**p["render"]), rows_per_shard=p["rows_per_shard"])
+    except (KeyError, TypeError, ValueError) as e:
+        raise BuildError(f"manifest: its build parameters do not read ({type(e).__name__}: {e})") from None
 
 
-def check_files(root: Path, manifest: dict) -> list[str]:
-    problems = []
-    files = manifest.get("files", {})
-    for rel, entry in sorted(files.items()):
+def planned_shards(manifest: dict) -> list[ShardTask]:
+    """The shards the manifest's own configs and parameters plan (what the folder must hold, no more)."""
+    params = _params(manifest)
+    return [t for name in manifest_configs(manifest)
+            for t in plan_config(get_config(name).scaled(params.scale), params.render, params.rows_per_shard)]
+
+
+def check_files(root: Path, manifest: dict, allow_extra: bool = False) -> list[str]:
+    """Layout first (no path outside the folder is ever opened), then every listed file's sha256, then the README."""
+    tasks = planned_shards(manifest)
+    problems = check_paths(root, manifest, {t.relpath for t in tasks}, allow_extra)
+    if problems:
+        return problems
+    for rel, entry in sorted(manifest["files"].items()):
         path = root / rel
         if not path.is_file():
             problems.append(f"{rel}: listed in the manifest but missing")
             continue
         data = path.read_bytes()
-        if hashlib.sha256(data).hexdigest() != entry.get("sha256"):
+        if not isinstance(entry, dict) or hashlib.sha256(data).hexdigest() != entry.get("sha256"):
             problems.append(f"{rel}: sha256 differs from the manifest (the file was changed after the build)")
-    if README_NAME not in files:
-        problems.append(f"{README_NAME}: not listed in the manifest")
-    for config, splits in manifest.get("configs", {}).items():
-        for p in sorted((root / config).glob("*")):
-            rel = f"{config}/{p.name}"
-            if rel not in files and (SHARD_NAME.match(p.name) or any(p.name.startswith(f"{s}-") for s in splits)):
-                problems.append(f"{rel}: not in the manifest, yet load_dataset would read it as data")
-    return problems
+    if problems:
+        return problems
+    configs = manifest_configs(manifest)
+    listed = set()
+    for name in configs:
+        for split in manifest["configs"][name].values():
+            listed |= set(split["files"])
+    if {t.relpath for t in tasks} != listed:
+        return ["manifest: the shard files it lists are not the ones its parameters plan"]
+    return check_readme(root, manifest, configs)
 
 
 def _row_problem(task: ShardTask, row: dict, expected_block, index: int, regenerate: bool) -> str | None:
@@ -165,17 +180,11 @@ def verify(root: str | os.PathLike, sample: int | None = None, workers: int | No
     manifest = load_manifest(root)
     if manifest is None:
         raise BuildError(f"{root / MANIFEST_NAME} is missing: not a finished g2m build")
-    report = VerifyReport(files=len(manifest.get("files", {})))
+    report = VerifyReport(files=len(manifest.get("files") or {}))
     report.problems += check_files(root, manifest)
     if report.problems:
         return report
-    params = _params(manifest)
-    names = manifest_configs(manifest)
-    tasks = [t for name in names for t in plan_config(get_config(name).scaled(params.scale), params.render, params.rows_per_shard)]
-    listed = {rel for name in manifest["configs"] for split in manifest["configs"][name].values() for rel in split["files"]}
-    if {t.relpath for t in tasks} != listed:
-        report.problems.append("manifest: the shard files it lists are not the ones its parameters plan")
-        return report
+    tasks = planned_shards(manifest)
     regen = _regen_rows(tasks, sample)
     bar = tqdm(total=sum(t.rows for t in tasks), unit="img", desc="g2m verify", disable=not progress)
     workers = max(1, workers or os.cpu_count() or 1)
@@ -184,7 +193,7 @@ def verify(root: str | os.PathLike, sample: int | None = None, workers: int | No
         outcomes = (check_shard(*a) for a in args)
         pool = None
     else:
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"))
+        pool = worker_pool(workers)
         outcomes = pool.map(check_shard, *zip(*args, strict=True))
     try:
         for rows, regenerated, problem in outcomes:  # in release order, so the first problem is the first bad row

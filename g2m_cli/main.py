@@ -17,6 +17,7 @@ import leaderboard.cli
 import probing.cli
 from dataset_builder import __version__
 from dataset_builder.errors import G2MError
+from dataset_builder.untrusted import term
 
 #: Our own top-level packages: an ImportError naming one of them is a bug, not a missing dependency.
 OWN_PACKAGES = frozenset({"dataset_builder", "harness_tasks", "probing", "leaderboard", "g2m_cli"})
@@ -44,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except G2MError as e:
-        print(f"g2m: error: {e}", file=sys.stderr)
+        print(f"g2m: error: {term(e, 2000)}", file=sys.stderr)  # messages may quote untrusted text
         return e.exit_code
     except ModuleNotFoundError as e:
         if (e.name or "").split(".")[0] in OWN_PACKAGES:

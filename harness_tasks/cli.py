@@ -7,6 +7,8 @@ import logging
 import sys
 from pathlib import Path
 
+from dataset_builder.untrusted import term
+
 DEMO_SCALE = 0.05
 
 
@@ -28,8 +30,8 @@ def _eval(args: argparse.Namespace) -> int:
     specs = [EvalSpec(model=m, model_args=args.model_args if args.model else "", **common) for m in models]
     for spec in specs:
         results = run_eval(spec)
-        print(score_table(results, f"{spec.display_name} on {', '.join(tasks)}"))
-        print(f"\nresults and samples: {results['output_dir']}\n")
+        print(score_table(results, f"{term(spec.display_name)} on {', '.join(tasks)}"))
+        print(f"\nresults and samples: {term(results['output_dir'])}\n")
     return 0
 
 

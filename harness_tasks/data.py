@@ -9,18 +9,29 @@ from __future__ import annotations
 from functools import lru_cache
 
 from dataset_builder.errors import UsageError
+from dataset_builder.provenance import dataset_content_sha256
 from dataset_builder.source import load_config, provenance, resolve_source
 
 CONFIG = "zero_shot"
 SPLIT = "test"
 
-__all__ = ["CONFIG", "SPLIT", "provenance", "select"]
+__all__ = ["CONFIG", "SPLIT", "content_sha256", "provenance", "select"]
 
 
 @lru_cache(maxsize=4)
 def _zero_shot(source: str, revision: str | None):
     """The whole split, loaded once per process and shared by the 45 tasks."""
     return load_config(CONFIG, SPLIT, source, revision)
+
+
+@lru_cache(maxsize=4)
+def _content_sha256(source: str, revision: str | None) -> str:
+    return dataset_content_sha256(_zero_shot(source, revision))
+
+
+def content_sha256(g2m_data: str | None = None, g2m_revision: str | None = None) -> str:
+    """The content hash of the zero_shot rows a run reads (``spec.RELEASE_CONTENT_SHA256`` for the release)."""
+    return _content_sha256(*resolve_source(g2m_data, g2m_revision))
 
 
 def select(grid_size: int, num_colors: int, g2m_data: str | None = None, g2m_revision: str | None = None):

@@ -101,7 +101,8 @@ def run_eval(spec: EvalSpec) -> dict:
 
     quiet_lm_eval()
     task_metadata = {**({"g2m_data": str(Path(spec.data).resolve())} if spec.data else {}), **spec.extra_metadata}
-    provenance = {**data.provenance(task_metadata.get("g2m_data")), "config": data.CONFIG}
+    provenance = {**data.provenance(task_metadata.get("g2m_data")), "config": data.CONFIG,
+                  "content_sha256": data.content_sha256(task_metadata.get("g2m_data"))}
     try:
         lm_class = get_model(spec.model)
     except ValueError as e:

@@ -4,8 +4,8 @@
 strategies; the first that finds a matrix wins:
 
 1. ``list_literal``: a list-of-lists literal in Python, tuple or numpy print syntax (``[[1, 2], [3, 4]]``,
-   ``((1, 2), (3, 4))``, ``array([[1, 2], [3, 4]])``, ``[[1 2]\\n [3 4]]``). When several appear, an N x N one is
-   preferred, then the last one.
+   ``((1, 2), (3, 4))``, ``array([[1, 2], [3, 4]])``, ``[[1 2]\\n [3 4]]``). When several appear, the last N x N one
+   is preferred, then the last one.
 2. ``rows``: row by row, when at least two lines hold only integers and separators: plain, comma, markdown table,
    numpy bracketed and LaTeX ``&``/``\\\\`` rows. Labels such as ``Row 3:`` are not cells.
 3. ``integers``: every integer in reading order, filled row-major into N rows of N; a partial fill is kept and
@@ -13,8 +13,9 @@ strategies; the first that finds a matrix wins:
 
 When none applies the result is a parse failure with a reason. A failure is its own outcome, never a guess and never
 a random answer. Nothing is ever evaluated: a valid JSON answer is read with ``json.loads`` (a fast path that gives
-exactly what strategy 1 would), everything else by linear-time regular expressions, so megabytes of hostile text,
-deep brackets or thousand-digit integers cost milliseconds and never raise (``benchmarks/bench_parse.py``).
+exactly what strategy 1 would); everything else goes through the scanners of ``harness_tasks.scan``, linear in the
+input by construction. Answers over 262,144 characters (reasoning excluded) are refused, so any text costs at most
+tens of milliseconds and never raises (``benchmarks/bench_parse.py`` prints the worst adversarial families).
 
 ``format_answer`` writes the canonical answer the prompt asks for; it is the inverse of ``parse_matrix`` (it parses back
 to itself with ``list_literal``, held by a round-trip test), so the two live together here.
@@ -29,45 +30,21 @@ from dataclasses import dataclass
 
 from dataset_builder.spec import check_grid_size
 
+from . import scan
+from .scan import MAX_ABS, ints
+
 Matrix = tuple[tuple[int, ...], ...]
 Rows = list[list[int]]
 
-#: Integers beyond 18 digits are clamped to +-10**18: they are wrong cells either way, and converting a
-#: million-digit string is quadratic (CPython refuses more than 4,300 digits).
-MAX_ABS = 10**18
 #: Longer answers (reasoning removed) are parse failures. The largest canonical answer, 64x64, is ~12,300 characters
 #: and the generation budget allows ~4x that; the cap bounds the work hostile text can cause (see bench_parse.py).
 MAX_ANSWER_CHARS = 262_144
 
-_INT = r"-?\d+"
-_SEP = r"(?:\s*,\s*|\s+)"
-_BODY = rf"\s*(?:{_INT}(?:{_SEP}{_INT})*)?(?:\s*,)?\s*"
-_ROW = rf"(?:\[{_BODY}\]|\({_BODY}\))"
-_ROWS = rf"{_ROW}(?:(?:\s*,\s*|\s*){_ROW})*(?:\s*,)?\s*"
-_LITERAL = re.compile(rf"\[\s*{_ROWS}\]|\(\s*{_ROWS}\)")
-_ROW_RE = re.compile(_ROW)
-_INT_RE = re.compile(_INT)
+_FENCE = re.compile(r"```[\w+.-]*+")
+_BLANKS = re.compile(r"[ \t]{2,}+|\t")  # runs of blanks fold to one space
+_BLANK_LINES = re.compile(r"\n ?\n(?: ?\n)++")  # three or more line breaks with only blanks between
 
-# Runs of spaces and tabs are folded to one space first, so every " ?" below is bounded and no pattern can backtrack
-# quadratically on hostile whitespace.
-_LABEL = r"(?:(?:row|line|r) ?#? ?\d+ ?[:=.)\-]?|\d+ ?[:)]|\d+\.(?= ))"
-_LINE_START = rf"^(?: ?\|? ?{_LABEL} ?\|?)?"
-_SEPS = r"[,;|&\[\]() \t$\\]"
-_ENV = r"\\(?:begin|end)\{[a-zA-Z*]+\}"
-_DATA_LINE = re.compile(
-    rf"{_LINE_START}(?:{_SEPS}*{_ENV})?{_SEPS}*(?:{_INT}{_SEPS}+)*{_INT}{_SEPS}*(?:{_ENV}{_SEPS}*)?$", re.M | re.I
-)
-_LABEL_AT_START = re.compile(_LINE_START, re.I)
-#: Lines that may sit between rows without ending the block: table rules and LaTeX scaffolding.
-_FILLER = re.compile(rf" ?(?:\|? ?:?-{{3,}}[-|: ]*|(?:{_ENV}|\\hline|\$\$|\\\[|\\\]) ?)")
-_RULE = re.compile(r" ?\|? ?:?-{3,}[-|: ]*")
-#: In the integers strategy, what must not be read as cells: row labels and size mentions like 9x9.
-_TOKEN = re.compile(
-    rf"(?P<skip>(?:row|line) ?#? ?\d+|\d+ ?[x×] ?\d+|^ ?\d+ ?[:)]|^ ?\d+\.(?= )|-?\d+\.\d+)|(?P<int>{_INT})",
-    re.M | re.I,
-)
-_FENCE = re.compile(r"```[\w+.-]*")
-_BLANKS = re.compile(r"[ \t]+")
+__all__ = ["MAX_ABS", "MAX_ANSWER_CHARS", "STRATEGIES", "Matrix", "ParseResult", "format_answer", "parse_matrix"]
 
 
 @dataclass(frozen=True)
@@ -88,16 +65,6 @@ def format_answer(matrix: Sequence[Sequence[int]]) -> str:
     return "[" + ", ".join("[" + ", ".join(str(int(v)) for v in row) + "]" for row in matrix) + "]"
 
 
-def _to_int(token: str) -> int:
-    if len(token) - (token[0] == "-") > 18:
-        return -MAX_ABS if token[0] == "-" else MAX_ABS
-    return int(token)
-
-
-def _ints(text: str, start: int = 0, end: int | None = None) -> list[int]:
-    return [_to_int(t) for t in _INT_RE.findall(text, start, len(text) if end is None else end)]
-
-
 def _is_square(rows: Rows, n: int) -> bool:
     return len(rows) == n and all(len(r) == n for r in rows)
 
@@ -105,8 +72,8 @@ def _is_square(rows: Rows, n: int) -> bool:
 def _json_rows(text: str) -> Rows | None:
     """Fast path: the whole answer is a JSON list of lists of integers (the canonical form)."""
     s = text.strip()
-    if not (s.startswith("[") and s.endswith("]")) or len(s) > 1_000_000:
-        return None
+    if not (s.startswith("[") and s.endswith("]")) or len(s) > MAX_ANSWER_CHARS:
+        return None  # longer answers are refused by the same cap as every other path
     try:
         value = json.loads(s)
     except (ValueError, RecursionError):
@@ -119,61 +86,21 @@ def _json_rows(text: str) -> Rows | None:
 
 
 def _from_literal(text: str, n: int) -> Rows | None:
-    last, last_square = None, None
-    for m in _LITERAL.finditer(text):
-        last = m
-        if m.group().count("[") + m.group().count("(") - 1 == n:  # an N x N literal has N inner openers
-            candidate = [_ints(r.group()) for r in _ROW_RE.finditer(text, m.start() + 1, m.end() - 1)]
-            if _is_square(candidate, n):
-                last_square = candidate
-    if last_square is not None:
-        return last_square
-    if last is None:
+    """The last N x N list-of-lists literal, else the last literal of any shape."""
+    m = scan.last_match(scan.square_literal(n), text) or scan.last_match(scan.LITERAL, text)
+    if m is None:
         return None
-    return [_ints(r.group()) for r in _ROW_RE.finditer(text, last.start() + 1, last.end() - 1)]
-
-
-def _joined(text: str, end: int, start: int) -> bool:
-    """Two data lines are one block when only filler lines (table rules, LaTeX scaffolding) stand between them."""
-    if start - end == 1:
-        return True
-    return all(_FILLER.fullmatch(line) for line in text[end + 1 : start - 1].split("\n"))
+    return [ints(r.group()) for r in scan.ROW.finditer(text, m.start() + 1, m.end() - 1)]
 
 
 def _from_rows(text: str, n: int) -> Rows | None:
-    lines = [m for m in _DATA_LINE.finditer(text)]
-    if len(lines) < 2:
-        return None
-    blocks: list[list[re.Match]] = []
-    for m in lines:
-        nxt = text.find("\n", m.end() + 1)
-        if m.end() < len(text) and _RULE.fullmatch(text, m.end() + 1, len(text) if nxt == -1 else nxt):
-            continue  # a markdown header of column numbers sits right above its |---| rule: it is not a row
-        if blocks and _joined(text, blocks[-1][-1].end(), m.start()):
-            blocks[-1].append(m)
-        else:
-            blocks.append([m])
-
-    def rows_of(block: list[re.Match], limit: int) -> Rows:
-        return [_ints(_LABEL_AT_START.sub("", m.group(), count=1)) for m in block[:limit]]
-
-    for block in reversed(blocks):  # prefer the last block that is exactly N x N
-        if len(block) == n and _is_square(rows := rows_of(block, n), n):
-            return rows
-    longest = max((len(b) for b in blocks), default=0)
-    if longest < 2:
-        return None
-    # rows past N do not count; reading one more is enough to report the surplus
-    return rows_of(next(b for b in reversed(blocks) if len(b) == longest), n + 1)
+    """Row by row: the last block of N lines of N integers, else the longest block of such lines."""
+    return scan.rows_block(text, n)
 
 
 def _from_integers(text: str, n: int) -> Rows | None:
-    values: list[int] = []
-    for m in _TOKEN.finditer(text):
-        if m.lastgroup == "int":
-            values.append(_to_int(m.group()))
-            if len(values) > n * n:
-                break
+    """Every integer in reading order, filled row-major; row labels and size mentions are skipped."""
+    values = scan.cells_in_order(text, n * n + 1)
     if not values:
         return None
     rows = [values[i : i + n] for i in range(0, min(len(values), n * n), n)]
@@ -205,7 +132,7 @@ def _clean(text: str) -> tuple[str | None, bool, str | None]:
         text = _FENCE.sub("\n", text)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    text = _BLANKS.sub(" ", text)
+    text = _BLANK_LINES.sub("\n\n", _BLANKS.sub(" ", scan.ascii_digits(text)))
     truncated = truncated or text.count("[") > text.count("]")
     return text, truncated, None
 

@@ -27,7 +27,7 @@ class AnswerScore:
     strategy: str  # the parse strategy that read the answer, or "none"
     reason: str | None  # why parsing failed
     mask: Mask  # N x N: 1 where the cell is right
-    matrix: Matrix | None  # what was read (possibly ragged), None on a parse failure
+    matrix: Matrix | None  # what was read, within the first N rows and N columns; None on a parse failure
 
     def metrics(self) -> dict:
         """lm-eval's per-sample dict: the numbers its metric_list aggregates, and the detail its samples log keeps."""
@@ -59,7 +59,8 @@ def score_answer(text: object, target: Grid, finish_reason: str | None = None) -
         strategy=parsed.strategy,
         reason=parsed.reason,
         mask=mask,
-        matrix=parsed.matrix,
+        # only the N x N window counts; hostile text can spell a huge matrix, and a score must stay small
+        matrix=None if parsed.matrix is None else tuple(r[:n] for r in parsed.matrix[:n]),
     )
 
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+from pathlib import Path
 
 from dataset_builder.spec import DEFAULT_RESOLUTION, PATCH_SIZES
+from dataset_builder.untrusted import term
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -17,8 +18,8 @@ def _report(args: argparse.Namespace) -> int:
     opts = ReportOptions(patches=tuple(args.patches), input_size=args.input_size, overlay_patch=args.overlay_patch)
     rep = build_report(args.run_dir, args.out, args.probes, opts)
     o = rep["overall"]
-    print(f"{rep['model']}: exact match {o['exact_match']:.3f}, cell accuracy {o['cell_accuracy']:.3f}, parse failed "
-          f"{o['parse_failed']:.3f}, truncated {o['truncated']:.3f} over {o['n']:,} samples\nreport: {rep['output_dir']}/index.html")
+    print(f"{term(rep['model'])}: exact match {o['exact_match']:.3f}, cell accuracy {o['cell_accuracy']:.3f}, parse failed "
+          f"{o['parse_failed']:.3f}, truncated {o['truncated']:.3f} over {o['n']:,} samples\nreport: {term(rep['output_dir'])}/index.html")
     return 0
 
 
@@ -26,25 +27,29 @@ def _submit(args: argparse.Namespace) -> int:
     from .submission import write_submission
 
     path = write_submission(args.run_dir, args.out, allow_partial=args.allow_partial)
-    print(f"wrote {path}; check it with: g2m validate {path}")
+    print(f"wrote {term(path)}; check it with: g2m validate {term(path)}")
     return 0
 
 
 def _validate(args: argparse.Namespace) -> int:
+    from dataset_builder.fsutil import atomic_write_text
+    from dataset_builder.untrusted import strict_json
+
     from .submission import validate
 
     v = validate(args.file)
     if not v.ok:
-        print(f"REJECTED: {v.reason}", file=sys.stderr)
+        print(f"REJECTED: {term(v.reason, 1000)}", file=sys.stderr)
         return 1
     o = v.scores["overall"]
     for w in v.warnings:
-        print(f"warning: {w}", file=sys.stderr)
-    print(f"ACCEPTED {args.file} ({v.metadata['model']['id']}): re-scored exact match {o['exact_match']:.4f}, cell "
-          f"accuracy {o['cell_accuracy']:.4f}, parse failed {o['parse_failed']:.4f}, truncated {o['truncated']:.4f}")
+        print(f"warning: {term(w, 1000)}", file=sys.stderr)
+    print(f"ACCEPTED {term(args.file)} ({term(v.metadata['model']['id'])}, {v.data}): re-scored exact match "
+          f"{o['exact_match']:.4f}, cell accuracy {o['cell_accuracy']:.4f}, parse failed {o['parse_failed']:.4f}, "
+          f"truncated {o['truncated']:.4f}")
     if args.out:
-        with open(args.out, "w") as f:
-            json.dump({"sha256": v.sha256, "metadata": v.metadata, "scores": v.scores, "warnings": v.warnings}, f, indent=1)
+        atomic_write_text(Path(args.out), strict_json({"sha256": v.sha256, "data": v.data, "metadata": v.metadata,
+                                                       "scores": v.scores, "warnings": v.warnings}, indent=1) + "\n")
     return 0
 
 
@@ -54,10 +59,10 @@ def _build(args: argparse.Namespace) -> int:
     from .site import build_site
 
     res = build_site(args.submissions, args.out)
-    print(f"built {res['output_dir']}/index.html: {res['submissions']} accepted submissions, "
+    print(f"built {term(res['output_dir'])}/index.html: {res['submissions']} accepted submissions, "
           f"{len(res['rejected'])} rejected, {res['rows']} rows with the baselines")
     for r in res["rejected"]:
-        print(f"rejected {r['file']}: {r['reason']}", file=sys.stderr)
+        print(f"rejected {term(r['file'])}: {term(r['reason'], 1000)}", file=sys.stderr)
     return 0
 
 

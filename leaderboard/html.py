@@ -1,12 +1,15 @@
 """Minimal, escaped HTML and markdown building blocks for the report and the static leaderboard site.
 
-Every value that comes from a run or a submission is escaped: a model name is data, never markup.
+Every value that comes from a run or a submission is escaped: a model name is data, never markup, in HTML
+(``esc``) and in markdown (``md_table``, ``untrusted.md``) alike.
 """
 
 from __future__ import annotations
 
 import html
 import math
+
+from dataset_builder.untrusted import md, term
 
 STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1100px;padding:0 1rem;color:#222}
@@ -18,8 +21,9 @@ border-radius:.3rem;background:#eee;margin-left:.3rem}.reported{color:#666;font-
 """
 
 
-def esc(value: object) -> str:
-    return html.escape(str(value), quote=True)
+def esc(value: object, limit: int = 20_000) -> str:
+    """Text for HTML: control characters and lone surrogates shown as escapes, then HTML-escaped."""
+    return html.escape(term(value, limit), quote=True)
 
 
 def fmt(value: float | None, digits: int = 3) -> str:
@@ -47,9 +51,7 @@ def table(headers: list[str], rows: list[list[str]], text_cols: int = 1, attrs: 
 
 
 def md_table(headers: list[str], rows: list[list[str]]) -> str:
-    def cell(v: str) -> str:
-        return str(v).replace("|", "\\|").replace("\n", " ")
-
-    lines = ["| " + " | ".join(cell(h) for h in headers) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    """A markdown table; every cell is escaped (``untrusted.md``), so pass plain text."""
+    lines = ["| " + " | ".join(md(h) for h in headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(md(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)

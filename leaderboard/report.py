@@ -15,6 +15,8 @@ from pathlib import Path
 from dataset_builder.errors import UsageError
 from dataset_builder.fsutil import atomic_write_text, ensure_dir
 from dataset_builder.spec import DEFAULT_RESOLUTION, PATCH_SIZES, PROBE_RESULT_FORMAT
+from dataset_builder.untrusted import md as md_text
+from dataset_builder.untrusted import plot, strict_json
 
 from . import figures
 from . import geometry as geo
@@ -37,17 +39,27 @@ class ReportOptions:
 
 
 def load_probes(folder: str | Path) -> dict[tuple[int, str], dict[int, float]]:
-    """(C, readout) -> {N: test cell accuracy} from every ``result.json`` of ``g2m probe`` below ``folder``."""
+    """(C, readout) -> {N: test cell accuracy} from every ``result.json`` of ``g2m probe`` below ``folder``.
+
+    Files with another format are skipped; a file that claims the probe format but is malformed is an error naming it.
+    """
     curves: dict[tuple[int, str], dict[int, float]] = {}
     paths = sorted(Path(folder).rglob("result.json"))
     for p in paths:
         try:
-            r = json.loads(p.read_text())
-        except ValueError:
+            r = json.loads(p.read_text(encoding="utf-8"))
+        except (ValueError, RecursionError, UnicodeDecodeError, OSError):
             continue
-        if isinstance(r, dict) and r.get("format") == PROBE_RESULT_FORMAT:
-            key = (int(r["num_colors"]), f"{Path(r['encoder']['name']).name} {r['encoder']['readout']}")
-            curves.setdefault(key, {})[int(r["grid_size"])] = float(r["test"]["cell_accuracy"])
+        if not (isinstance(r, dict) and r.get("format") == PROBE_RESULT_FORMAT):
+            continue
+        try:
+            n, c, acc = r["grid_size"], r["num_colors"], float(r["test"]["cell_accuracy"])
+            label = f"{Path(str(r['encoder']['name'])).name} {r['encoder']['readout']}"
+            if type(n) is not int or type(c) is not int or not 0 <= acc <= 1:
+                raise ValueError("grid_size/num_colors/cell_accuracy out of range")
+        except (KeyError, TypeError, ValueError) as e:
+            raise UsageError(f"{p}: a malformed probe result ({type(e).__name__}: {e})") from None
+        curves.setdefault((c, label), {})[n] = acc
     if not curves:
         raise UsageError(f"no g2m probe results (result.json, {PROBE_RESULT_FORMAT}) under {folder}")
     return curves
@@ -69,7 +81,7 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str
     curves = load_probes(probes) if probes else {}
     figs = {"accuracy": figures.accuracy_vs_n(tasks, out / "accuracy_vs_n.png", curves)}
     for n, hm in hms.items():
-        figs[f"heatmap_n{n:02d}"] = figures.heatmap(hm, out / f"heatmap_n{n:02d}.png", f"{run.model}: N={n}, "
+        figs[f"heatmap_n{n:02d}"] = figures.heatmap(hm, out / f"heatmap_n{n:02d}.png", f"{plot(run.model, 60)}: N={n}, "
                                                     f"{counts[n]} grids", options.overlay_patch, options.input_size)
     conf = confusion(scored)
     figs["confusion"] = figures.confusion(conf, out / "confusion.png")
@@ -98,7 +110,7 @@ def _write(out: Path, report: dict, tasks: dict, overall: dict, align: list, gap
         w.writerow(["grid_size", "num_colors", "n", "exact_match", "cell_accuracy", "parse_failed", "truncated"])
         for (n, c), s in tasks.items():
             w.writerow([n, c, s["n"], s["exact_match"], s["cell_accuracy"], s["parse_failed"], s["truncated"]])
-    atomic_write_text(out / "report.json", json.dumps(report, indent=1) + "\n")
+    atomic_write_text(out / "report.json", strict_json(report, indent=1) + "\n")
     align_rows = [[f"{a['patch']:g}", b["bin"], str(b["cells"]), fmt(b["cell_accuracy"])] for a in align for b in a["bins"]]
     gap_rows = [[str(g["grid_size"]), str(g["num_colors"]), g["probe"], fmt(g["probe_cell_accuracy"]),
                  fmt(g["end_to_end_cell_accuracy"]), fmt(g["gap"])] for g in gap]
@@ -113,7 +125,7 @@ def _write(out: Path, report: dict, tasks: dict, overall: dict, align: list, gap
     if gap:
         sections.append(("Digital Agnosia gap", "Probe on the frozen encoder against the end-to-end model, same N and C.",
                          ["N", "C", "probe", "probe cell acc", "end-to-end cell acc", "gap"], gap_rows))
-    md = [f"# G2M report: {run.model}", "", f"Run: `{run.results_path.name}`, {len(run.samples):,} samples.", "",
+    md = [f"# G2M report: {md_text(run.model)}", "", f"Run: {md_text(run.results_path.name)}, {len(run.samples):,} samples.", "",
           f"![accuracy against N]({figs['accuracy']})", ""]
     body = [f"<h1>G2M report: {esc(run.model)}</h1>",
             f"<p class=\"muted\">Run {esc(run.results_path.name)}, {len(run.samples):,} samples.</p>",

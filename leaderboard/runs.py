@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from dataset_builder.errors import G2MError
+from dataset_builder.spec import MAX_COLOURS, MIN_COLOURS
 from harness_tasks.evaluate import model_name
 
 _RESULTS = re.compile(r"^results_(?P<date>.+)\.json$")
@@ -61,22 +62,77 @@ def locate(path: str | Path) -> Path:
     raise RunError(f"{folder} holds runs of several models ({', '.join(c.name for c in children)}); pick one")
 
 
+def _sample(line: str) -> Sample:
+    """One logged sample, checked: a target that is not an N x N matrix of the row's palette values is refused."""
+    row = json.loads(line, parse_constant=_not_json)
+    if not isinstance(row, dict) or not isinstance(row.get("doc"), dict):
+        raise ValueError("no doc")
+    doc = row["doc"]
+    sid, n, c, matrix = doc.get("id"), doc.get("grid_size"), doc.get("num_colors"), doc.get("matrix")
+    if not isinstance(sid, str) or not sid:
+        raise ValueError("the doc has no string id")
+    if type(n) is not int or not 1 <= n <= 99:
+        raise ValueError(f"grid_size {n!r} is not an integer from 1 to 99")
+    if type(c) is not int or not MIN_COLOURS <= c <= MAX_COLOURS:
+        raise ValueError(f"num_colors {c!r} is not an integer from {MIN_COLOURS} to {MAX_COLOURS}")
+    if not (isinstance(matrix, list) and len(matrix) == n
+            and all(isinstance(r, list) and len(r) == n for r in matrix)):
+        raise ValueError(f"the target is not a {n}x{n} matrix")
+    if not all(type(v) is int and 0 <= v < c for r in matrix for v in r):
+        bad = next(v for r in matrix for v in r if not (type(v) is int and 0 <= v < c))
+        raise ValueError(f"the target holds {bad!r}, not a colour value from 0 to {c - 1}")
+    resps = row.get("resps")
+    output = resps[0][0] if isinstance(resps, list) and resps and isinstance(resps[0], list) and resps[0] else None
+    if not isinstance(output, str):
+        raise ValueError("resps[0][0] is not the model's text")
+    return Sample(sid, n, c, np.asarray(matrix, dtype=np.int64), output)
+
+
+def _not_json(token: str):
+    raise ValueError(f"{token} is not JSON")
+
+
 def load_run(path: str | Path) -> Run:
+    """The newest run in ``path``: its results and every sample, each checked; a bad line is named, never skipped.
+
+    A sample logged twice (the same id) is counted once when both copies agree, and refused when they differ.
+    """
     folder = locate(path)
     results_path = _results_files(folder)[-1]
     date = _RESULTS.match(results_path.name).group("date")
-    results = json.loads(results_path.read_text())
-    samples: list[Sample] = []
+    if not results_path.is_file():
+        raise RunError(f"{results_path.name}: not a regular file")
+    try:
+        results = json.loads(results_path.read_text(encoding="utf-8"), parse_constant=_not_json)
+    except (ValueError, RecursionError, UnicodeDecodeError) as e:
+        raise RunError(f"{results_path.name}: not readable lm-eval results ({type(e).__name__}: {e})") from None
+    if not isinstance(results, dict):
+        raise RunError(f"{results_path.name}: not readable lm-eval results (not a JSON object)")
     files = sorted(folder.glob(f"samples_g2m_n*_{date}.jsonl"))
     if not files:
         raise RunError(f"{folder} has no G2M samples for the run of {date}; evaluate with --log_samples (g2m eval always does)")
+    samples: list[Sample] = []
+    where: dict[str, tuple[str, int, str]] = {}
+    for f in [results_path, *files]:
+        if not f.is_file():  # a FIFO or a device would block or never end
+            raise RunError(f"{f.name}: not a regular file")
     for f in files:
-        for line_no, line in enumerate(f.read_text().splitlines(), 1):
+        with open(f, encoding="utf-8", errors="strict") as fh:
+            line_no = 0
             try:
-                row = json.loads(line)
-                doc = row["doc"]
-                samples.append(Sample(doc["id"], int(doc["grid_size"]), int(doc["num_colors"]),
-                                      np.asarray(doc["matrix"], dtype=np.int64), str(row["resps"][0][0])))
-            except (ValueError, KeyError, IndexError, TypeError) as e:
-                raise RunError(f"{f.name}:{line_no}: not a G2M sample ({type(e).__name__}: {e})") from None
+                for line_no, line in enumerate(fh, 1):
+                    if not line.strip():
+                        continue
+                    s = _sample(line)
+                    if s.id in where:
+                        first = where[s.id]
+                        if first[2] != s.output:
+                            raise ValueError(f"id {s.id} was logged before, at {first[0]}:{first[1]}, with another output")
+                        continue
+                    where[s.id] = (f.name, line_no, s.output)
+                    samples.append(s)
+            except (ValueError, RecursionError, UnicodeDecodeError) as e:
+                raise RunError(f"{f.name}:{line_no}: not a G2M sample ({e})") from None
+    if not samples:
+        raise RunError(f"{folder}: the samples files of the run of {date} hold no samples")
     return Run(folder, results_path, results, samples)

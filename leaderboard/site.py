@@ -11,6 +11,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import sys
+import traceback
 from functools import lru_cache
 from pathlib import Path
 
@@ -18,16 +20,17 @@ from PIL import Image
 
 from dataset_builder.configs import ZERO_SHOT_SIZES
 from dataset_builder.errors import UsageError
-from dataset_builder.fsutil import atomic_write_text, safe_name
+from dataset_builder.fsutil import atomic_write_text, ensure_dir, safe_name
 from dataset_builder.render import render_rgb
 from dataset_builder.spec import PATCH_SIZES, README_NAME
+from dataset_builder.untrusted import plot, term
 from harness_tasks.baselines import oracle_answer, random_answer
 
 from . import figures
 from . import geometry as geo
 from .html import esc, fmt, fmt_ci, md_table, page, table
 from .scoring import by_task, confusion, heatmaps, score_output, summarise, truth_matrix, zero_shot_truth
-from .submission import validate
+from .submission import RELEASE, validate
 
 REPORTED = Path(__file__).with_name("reported.json")
 SORT_JS = """
@@ -85,7 +88,7 @@ def _model_page(row: dict, folder: Path) -> str:
     hms = heatmaps(scored)
     counts = {n: sum(1 for r in scored if r.grid_size == n) for n in hms}
     figs = [figures.accuracy_vs_n(tasks, assets / "accuracy_vs_n.png")]
-    figs += [figures.heatmap(hms[n], assets / f"heatmap_n{n:02d}.png", f"{name[:60]}: N={n}", 16) for n in hms]
+    figs += [figures.heatmap(hms[n], assets / f"heatmap_n{n:02d}.png", f"{plot(name, 60)}: N={n}", 16) for n in hms]
     figs.append(figures.confusion(confusion(scored), assets / "confusion.png"))
     figs.append(figures.alignment([geo.alignment(hms, counts, p) for p in PATCH_SIZES],
                                   assets / "patch_alignment.png"))
@@ -113,37 +116,50 @@ def _flat(d: dict, prefix: str = "") -> dict:
 
 
 def build_site(submissions: str | Path, out: str | Path) -> dict:
+    """Validate and re-score every submission, then write the site. A file that is refused, or that breaks a page,
+    is listed as rejected with its reason; it never stops the rest of the site."""
     submissions, out = Path(submissions), Path(out)
     if not submissions.is_dir():
         raise UsageError(f"{submissions} is not a folder of submissions")
-    files = sorted(p for p in submissions.iterdir() if p.is_file() and p.name.endswith((".json", ".json.gz")))
+    files = sorted(p for p in submissions.iterdir() if p.name.endswith((".json", ".json.gz")))
     rows, rejected = [], []
     for f in files:
         v = validate(f)
         if v.ok:
             rows.append({"name": v.metadata["model"]["id"], "kind": "submission", "scored": v.scored, "meta": v.metadata,
-                         "file": f.name, "sha256": v.sha256, "warnings": v.warnings})
+                         "file": f.name, "sha256": v.sha256, "warnings": v.warnings, "data": v.data})
         else:
             rejected.append({"file": f.name, "reason": v.reason})
-    rows += baseline_rows()
-    (out / "models").mkdir(parents=True, exist_ok=True)
-    for r in rows:
-        r["overall"] = summarise(r["scored"])
-        r["by_n"] = {n: summarise([s for s in r["scored"] if s.grid_size == n]) for n in ZERO_SHOT_SIZES}
-        r["page"] = _model_page(r, out / "models")
+    ensure_dir(out / "models")
+    built = []
+    for r in rows + baseline_rows():
+        try:
+            r["overall"] = summarise(r["scored"])
+            r["by_n"] = {n: summarise([s for s in r["scored"] if s.grid_size == n]) for n in ZERO_SHOT_SIZES}
+            r["page"] = _model_page(r, out / "models")
+            built.append(r)
+        except Exception as e:  # one broken submission must not stop the site; baselines are ours: let bugs show
+            if r["kind"] == "baseline":
+                raise
+            print(f"g2m leaderboard: {term(r['file'])} broke its page:\n{term(traceback.format_exc(), 4000)}",
+                  file=sys.stderr)
+            rejected.append({"file": r["file"], "reason": f"could not be rendered ({type(e).__name__}: {e})"})
     reported = json.loads(REPORTED.read_text())
-    _write_index(out, rows, reported, rejected)
-    return {"rows": len(rows), "submissions": sum(r["kind"] == "submission" for r in rows), "rejected": rejected,
+    _write_index(out, built, reported, rejected)
+    return {"rows": len(built), "submissions": sum(r["kind"] == "submission" for r in built), "rejected": rejected,
             "output_dir": str(out)}
 
 
-def _write_index(out: Path, rows: list[dict], reported: dict, rejected: list[dict]) -> None:
-    ns = list(ZERO_SHOT_SIZES)
+def _csv_cell(value: str) -> str:
+    """A spreadsheet reads a cell that starts with = + - @ as a formula; a model name must stay text."""
+    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
+
+
+def _board(rows: list[dict], ns: list[int], table_id: str, reported: dict | None = None) -> tuple[str, list]:
     headers = ["model", "kind", "backend", "exact match", "cell accuracy", "parse failed", "truncated",
                *[f"N={n}" for n in ns]]
-    ranked = sorted(rows, key=lambda r: -r["overall"]["cell_accuracy"])
     html_rows, csv_rows = [], []
-    for r in ranked:
+    for r in sorted(rows, key=lambda r: -r["overall"]["cell_accuracy"]):
         o = r["overall"]
         vals = [o["exact_match"], o["cell_accuracy"], o["parse_failed"], o["truncated"],
                 *[r["by_n"][n]["cell_accuracy"] for n in ns]]
@@ -154,8 +170,8 @@ def _write_index(out: Path, rows: list[dict], reported: dict, rejected: list[dic
                  f"<td class=\"text\" data-v=\"{esc(backend)}\">{esc(backend)}</td>"]
         cells += [f"<td data-v=\"{v:.6f}\">{fmt(v)}</td>" for v in vals]
         html_rows.append(f"<tr class=\"{esc(r['kind'])}\">" + "".join(cells) + "</tr>")
-        csv_rows.append([r["name"], r["kind"], backend, *[f"{v:.6f}" for v in vals]])
-    for rep in reported["rows"]:
+        csv_rows.append([r["name"], r["kind"], r.get("data", RELEASE), backend, *[f"{v:.6f}" for v in vals]])
+    for rep in (reported or {}).get("rows", []):
         cell_by_n = {x["grid_size"]: x["value"] for x in rep["results"] if x["metric"] == "cell_accuracy"}
         notes = "; ".join(f"{x['metric'].replace('_', ' ')} {x['value']:.4f} at {x['grid_size']}x{x['grid_size']}"
                           for x in rep["results"])
@@ -166,23 +182,38 @@ def _write_index(out: Path, rows: list[dict], reported: dict, rejected: list[dic
         cells += [f"<td data-v=\"{cell_by_n[n]:.6f}\">{fmt(cell_by_n[n])}</td>" if n in cell_by_n else "<td data-v=\"\">-</td>"
                   for n in ns]
         html_rows.append("<tr class=\"reported\">" + "".join(cells) + "</tr>")
-        csv_rows.append([rep["model"], "reported, not re-scored", f"paper: {notes}", "", "", "", "",
+        csv_rows.append([rep["model"], "reported, not re-scored", "paper", f"paper: {notes}", "", "", "", "",
                          *[f"{cell_by_n[n]:.6f}" if n in cell_by_n else "" for n in ns]])
     head = "".join(f"<th class=\"sortable{' text' if i < 3 else ''}\">{esc(h)}</th>" for i, h in enumerate(headers))
-    board = (f"<div style=\"overflow-x:auto\"><table id=\"board\" class=\"sortable\"><thead><tr>{head}</tr></thead>"
-             f"<tbody>{''.join(html_rows)}</tbody></table></div>")
+    board = (f"<div style=\"overflow-x:auto\"><table id=\"{table_id}\" class=\"sortable\"><thead><tr>{head}</tr>"
+             f"</thead><tbody>{''.join(html_rows)}</tbody></table></div>")
+    return board, csv_rows
+
+
+def _write_index(out: Path, rows: list[dict], reported: dict, rejected: list[dict]) -> None:
+    ns = list(ZERO_SHOT_SIZES)
+    ranked = [r for r in rows if r.get("data", RELEASE) == RELEASE]
+    local = [r for r in rows if r.get("data", RELEASE) != RELEASE]
+    board, csv_rows = _board(ranked, ns, "board", reported)
+    local_board, local_csv = _board(local, ns, "local")
     rej = (table(["file", "reason"], [[r["file"], r["reason"]] for r in rejected], text_cols=2) if rejected
            else "<p class=\"muted\">none</p>")
     body = ("<h1>Grid2Matrix leaderboard</h1><p>Every submission is validated and every output re-parsed and re-scored "
             "here; numbers in submitted files are ignored. Cell accuracy per grid size N averages the palettes "
             "(3, 5, 10 colours). Click a column to sort.</p>" + board +
             f"<p class=\"muted\">{esc(reported['note'])} Source: {esc(reported['source'])}.</p>"
+            "<h2>Runs on other data (not ranked)</h2><p class=\"muted\">Accepted and re-scored, but the data these runs "
+            "read does not hash to the release's, so their numbers are not comparable.</p>"
+            + (local_board if local else "<p class=\"muted\">none</p>") +
             f"<h2>Rejected submissions</h2>{rej}"
             "<p class=\"muted\">Also as <a href=\"leaderboard.csv\">CSV</a> and <a href=\"leaderboard.md\">markdown</a>.</p>")
     atomic_write_text(out / "index.html", page("Grid2Matrix leaderboard", body, SORT_JS))
+    headers = ["model", "kind", "data", "backend", "exact match", "cell accuracy", "parse failed", "truncated",
+               *[f"N={n}" for n in ns]]
     buf = io.StringIO()
-    csv.writer(buf).writerows([headers, *csv_rows])
+    csv.writer(buf).writerows([headers, *[[_csv_cell(str(c)) for c in r] for r in csv_rows + local_csv]])
     atomic_write_text(out / "leaderboard.csv", buf.getvalue())
-    atomic_write_text(out / "leaderboard.md", md_table(headers, [[c if c else "-" for c in r] for r in csv_rows]) + "\n")
+    atomic_write_text(out / "leaderboard.md", md_table(headers, [[c if c else "-" for c in r] for r in csv_rows + local_csv])
+                      + "\n")
     atomic_write_text(out / README_NAME, "---\ntitle: Grid2Matrix leaderboard\nsdk: static\napp_file: index.html\n"
                       "pinned: false\n---\n\nStatic site built by `g2m leaderboard build`.\n")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from dataset_builder.untrusted import term
+
 
 def _probe(args: argparse.Namespace) -> int:
     from .probe import TrainConfig
@@ -16,9 +18,9 @@ def _probe(args: argparse.Namespace) -> int:
                      dtype=args.dtype, cache_dtype=args.cache_dtype, batch_size=args.batch_size, train=train)
     res = run_probe(spec, progress=not args.quiet)
     t = res["test"]
-    print(f"{args.encoder} [{args.readout}] on {args.config}: test cell accuracy {t['cell_accuracy']:.4f}, "
+    print(f"{term(args.encoder)} [{args.readout}] on {args.config}: test cell accuracy {t['cell_accuracy']:.4f}, "
           f"exact match {t['exact_match']:.4f} (chance {res['chance_cell_accuracy']:.3f}; best step "
-          f"{res['best']['step']}, encoder passes {res['encoder_calls']})\nresults: {res['output_dir']}")
+          f"{res['best']['step']}, encoder passes {res['encoder_calls']})\nresults: {term(res['output_dir'])}")
     return 0
 
 

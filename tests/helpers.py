@@ -16,7 +16,8 @@ REPO = Path(__file__).resolve().parents[1]
 SUBMISSION_META = {
     "model": {"id": "Test-VLM", "revision": "abc123", "backend": "vllm-vlm", "model_args": "pretrained=x"},
     "versions": {"grid2matrix": "0.1.0", "lm_eval": "0.4.13"},
-    "dataset": {"repo_id": "grid2matrix/g2m", "revision": "v1.0.0", "manifest_sha256": None},
+    "dataset": {"source": "grid2matrix/g2m", "revision": "v1.0.0", "manifest_sha256": None,
+                "content_sha256": "d0b5662c139bb806c7ea010a5e094ddd95e38f205a128bbe62204dfd0b1f81bd"},
     "generation": {"task_version": 1.0}, "date": "2026-11-29T00:00:00+00:00"}
 
 

@@ -34,9 +34,17 @@ def site(tmp_path_factory):
     junk["metadata"]["model"]["id"] = HOSTILE_NAME
     write_file(subs, junk, "junk.json")
     wrong = submission_doc()
-    wrong["metadata"]["dataset"]["revision"] = "v0.1"
+    wrong["metadata"]["dataset"].update(revision="v0.1", content_sha256="f" * 64)
     write_file(subs, wrong, "wrong-revision.json")
+    broken = submission_doc()
+    broken["metadata"]["model"]["id"] = "surrogate \ud800 and $\\frac{ mathtext"
+    write_file(subs, broken, "broken.json")
+    deep = submission_doc()
+    deep["metadata"]["extra"] = {"a": {"b": {"c": {"d": {"e": {"f": {"g": 1}}}}}}}
+    write_file(subs, deep, "deep.json")
     (subs / "notes.txt").write_text("not a submission")
+    (subs / "link.json").symlink_to(subs / "deep.json")
+    os.mkfifo(subs / "fifo.json")
     out = tmp_path_factory.mktemp("site")
     res = build_site(subs, out)
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(out))
@@ -78,7 +86,9 @@ def test_rows_sorting_and_no_console_errors(site, browser):
     page, problems = _open(browser, site["url"] + "index.html")
     assert page.title() == "Grid2Matrix leaderboard"
     names = page.eval_on_selector_all("#board tbody tr td:first-child", "cells => cells.map(c => c.textContent)")
-    assert len(names) == 2 + 2 + 5  # two accepted submissions, two baselines, five reported rows
+    assert len(names) == 2 + 2 + 5  # two accepted submissions on the release, two baselines, five reported rows
+    local = page.eval_on_selector_all("#local tbody tr td:first-child", "cells => cells.map(c => c.textContent)")
+    assert local == ["Test-VLM"]  # the run on other data is shown apart, not ranked
     assert sum("reported, not re-scored" in n for n in names) == 5
     assert any(HOSTILE_NAME in n for n in names)  # shown as text, never run as markup
     headers = page.eval_on_selector_all("#board th", "ths => ths.map(t => t.textContent)")
@@ -90,8 +100,9 @@ def test_rows_sorting_and_no_console_errors(site, browser):
     desc = [float(v) for v in _column(page, col) if v]
     assert desc == sorted(desc, reverse=True)
     assert _column(page, col)[-5:] == [""] * 5  # rows without a value stay last either way
-    rejected = page.inner_text("table:not(#board)")
-    assert "wrong-revision.json" in rejected and "does not match the leaderboard" in rejected
+    rejected = page.inner_text("table:not(#board):not(#local)")
+    assert "broken.json" in rejected and "lone surrogate" in rejected and "deep.json" in rejected
+    assert "link.json" in rejected and "fifo.json" in rejected
     assert problems == []
 
 
@@ -108,9 +119,9 @@ def test_model_pages_load_their_figures(site, browser):
 
 def test_csv_markdown_and_space_metadata(site):
     rows = list(csv.reader(open(site["dir"] / "leaderboard.csv")))
-    assert rows[0][:5] == ["model", "kind", "backend", "exact match", "cell accuracy"] and len(rows) == 10
-    assert rows[1][0] in ("Test-VLM", "g2m-oracle") and float(rows[1][4]) == 1.0
-    assert "| g2m-random |" in (site["dir"] / "leaderboard.md").read_text()
+    assert rows[0][:6] == ["model", "kind", "data", "backend", "exact match", "cell accuracy"] and len(rows) == 11
+    assert rows[1][0] in ("Test-VLM", "g2m-oracle") and float(rows[1][5]) == 1.0
+    md = (site["dir"] / "leaderboard.md").read_text()
+    assert "| g2m-random |" in md and "<script>" not in md and "<img" not in md and "&lt;script&gt;" in md
     assert "sdk: static" in (site["dir"] / "README.md").read_text()
-    (rejected,) = site["result"]["rejected"]
-    assert rejected["file"] == "wrong-revision.json" and "'v0.1' does not match" in rejected["reason"]
+    assert sorted(r["file"] for r in site["result"]["rejected"]) == ["broken.json", "deep.json", "fifo.json", "link.json"]

@@ -65,11 +65,100 @@ def test_report_cli_and_its_errors(random_run, tmp_path):
 
 
 def test_a_corrupt_samples_line_is_named(random_run, tmp_path):
+    copy, f = _copy_run(random_run, tmp_path)
+    f.write_text(f.read_text() + "{not json\n")
+    with pytest.raises(RunError, match=f"{f.name}:3"):
+        load_run(copy)
+
+
+def _copy_run(random_run, tmp_path):
     import shutil
 
     copy = tmp_path / "run"
     shutil.copytree(random_run, copy)
-    f = next(copy.glob("samples_g2m_n05_c5_*.jsonl"))
-    f.write_text(f.read_text() + "{not json\n")
-    with pytest.raises(RunError, match=f"{f.name}:3"):
+    return copy, next(copy.glob("samples_g2m_n05_c5_*.jsonl"))
+
+
+def _first(f):
+    return json.loads(f.read_text().splitlines()[0])
+
+
+def _with_doc(**changes):
+    def edit(row):
+        row["doc"].update(changes)
+        return row
+    return edit
+
+
+MALFORMED = {
+    "a target value past the palette": (_with_doc(matrix=[[9] * 5] * 5), "holds 9, not a colour value from 0 to 4"),
+    "a negative target value": (_with_doc(matrix=[[-1] * 5] * 5), "holds -1"),
+    "a float target value": (_with_doc(matrix=[[1.5] * 5] * 5), "holds 1.5"),
+    "a target that is not a matrix": (_with_doc(matrix="[[1]]"), "not a 5x5 matrix"),
+    "a ragged target": (_with_doc(matrix=[[1] * 5] * 4 + [[1]]), "not a 5x5 matrix"),
+    "a boolean grid size": (_with_doc(grid_size=True), "grid_size True"),
+    "no output": (lambda row: {**row, "resps": []}, "resps[0][0] is not the model's text"),
+    "a non-string id": (_with_doc(id=7), "no string id"),
+}
+
+
+@pytest.mark.parametrize("case", list(MALFORMED))
+def test_a_malformed_sample_is_one_line_naming_the_file_and_line(random_run, tmp_path, case):
+    change, message = MALFORMED[case]
+    copy, f = _copy_run(random_run, tmp_path)
+    lines = f.read_text().splitlines()
+    lines[1] = json.dumps(change(json.loads(lines[1])))
+    f.write_text("\n".join(lines) + "\n")
+    with pytest.raises(RunError, match=f"{f.name}:2: not a G2M sample") as err:
+        load_run(copy)
+    assert message in str(err.value) and "\n" not in str(err.value)
+    res = g2m("report", str(copy), "--out", str(tmp_path / "r"))
+    assert res.returncode == 2 and "Traceback" not in res.stderr and f"{f.name}:2" in res.stderr
+
+
+def test_duplicated_samples_count_once_and_conflicting_ones_are_refused(random_run, tmp_path):
+    copy, f = _copy_run(random_run, tmp_path)
+    first = f.read_text().splitlines()[0]
+    f.write_text(f.read_text() + first + "\n")
+    assert len(load_run(copy).samples) == len(load_run(random_run).samples)
+    row = json.loads(first)
+    row["resps"] = [["[[1]]"]]
+    f.write_text(f.read_text() + json.dumps(row) + "\n")
+    with pytest.raises(RunError, match="was logged before, at .*:1, with another output"):
+        load_run(copy)
+
+
+@pytest.mark.parametrize("content", ["", "[[[[" * 5000, "NaN", '{"doc": {"id": "x"}, "resps": [["1"]]'])
+def test_empty_or_broken_files_are_one_line_errors(random_run, tmp_path, content):
+    copy, _ = _copy_run(random_run, tmp_path)
+    for f in copy.glob("samples_*.jsonl"):
+        f.write_text(content)
+    with pytest.raises(RunError) as err:
+        load_run(copy)
+    assert "\n" not in str(err.value)
+    res = g2m("report", str(copy), "--out", str(tmp_path / "r"))
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+
+
+def test_hostile_model_names_stay_text_in_every_report_file(random_run, tmp_path):
+    copy, _ = _copy_run(random_run, tmp_path)
+    results = next(copy.glob("results_*.json"))
+    data = json.loads(results.read_text())
+    data["config"]["model_args"] = "pretrained=<script>alert(1)</script>$\\frac{\ud800\x1b[31m"
+    results.write_text(json.dumps(data))
+    rep = build_report(copy, tmp_path / "r")
+    md = (tmp_path / "r" / "index.md").read_text()
+    html = (tmp_path / "r" / "index.html").read_text()
+    assert "<script>" not in md and "<script>" not in html and "\x1b" not in md + html
+    assert rep["model"].startswith("<script>")  # the data itself is kept as it was
+    json.loads((tmp_path / "r" / "report.json").read_text(), parse_constant=lambda c: pytest.fail(c))
+
+
+def test_a_fifo_among_the_samples_is_named_not_waited_on(random_run, tmp_path):
+    import os
+
+    copy, f = _copy_run(random_run, tmp_path)
+    f.unlink()
+    os.mkfifo(f)
+    with pytest.raises(RunError, match=f"{f.name}: not a regular file"):
         load_run(copy)

@@ -1,4 +1,4 @@
-"""Submissions: written from a real run, validated against hostile files, always re-scored."""
+"""Submissions: written from a real run, validated against hostile files, always re-scored, labelled by their data."""
 
 from __future__ import annotations
 
@@ -7,16 +7,26 @@ import io
 import json
 import os
 import pickle
+import subprocess
+import sys
 import tarfile
 import zipfile
 
 import pytest
 from helpers import g2m, submission_doc, write_file
 
-from dataset_builder.spec import DATASET_REVISION
+from dataset_builder.spec import RELEASE_CONTENT_SHA256
 from harness_tasks.parsing import format_answer
 from leaderboard.scoring import truth_matrix
-from leaderboard.submission import MAX_FILE_BYTES, MAX_OUTPUT_CHARS, Rejected, validate, write_submission
+from leaderboard.submission import (
+    LOCAL,
+    MAX_FILE_BYTES,
+    MAX_OUTPUT_CHARS,
+    RELEASE,
+    Rejected,
+    validate,
+    write_submission,
+)
 
 
 @pytest.mark.slow
@@ -24,6 +34,7 @@ def test_a_perfect_submission_is_accepted_and_re_scored(tmp_path):
     v = validate(write_file(tmp_path, submission_doc(), "perfect.json.gz"))
     assert v.ok and v.scores["overall"]["exact_match"] == 1.0 and v.scores["overall"]["n"] == 4500
     assert set(v.scores["by_grid_size"]) == {"3", "4", "5", "6", "7", "8", "9", "10", "12", "16", "20", "24", "32", "48", "64"}
+    assert v.data == RELEASE and v.warnings == []
 
 
 @pytest.mark.slow
@@ -37,23 +48,59 @@ def test_claimed_scores_are_ignored(tmp_path):
     assert any("cell_accuracy in 4,500 records" in w for w in v.warnings)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize(("change", "warning"), [
+    # any local build is accepted and labelled as one, whatever revision it claims
+    (lambda d: d["metadata"]["dataset"].update(content_sha256="0" * 64, revision="v1.0.0"), "claims grid2matrix/g2m@v1.0.0"),
+    (lambda d: d["metadata"]["dataset"].update(content_sha256="0" * 64, revision="v0.9"), "not the release"),
+    (lambda d: d["metadata"]["dataset"].pop("content_sha256"), "did not record the content hash"),
+])
+def test_only_the_release_content_hash_makes_a_run_the_release(tmp_path, change, warning):
+    doc = submission_doc()
+    change(doc)
+    v = validate(write_file(tmp_path, doc))
+    assert v.ok and v.data == LOCAL and any(warning in w for w in v.warnings)
+
+
 def _dup(doc):
     doc["records"][7] = dict(doc["records"][3])
     return doc
 
 
+def _meta(**fields):
+    def change(doc):
+        doc["metadata"]["model"].update(fields)
+        return doc
+    return change
+
+
+def _deep(depth: int) -> dict:
+    node: dict = {}
+    root = node
+    for _ in range(depth):
+        node["x"] = {}
+        node = node["x"]
+    return root
+
+
 HOSTILE = {
-    "duplicate id": (lambda d: _dup(d), "appears more than once"),
+    "duplicate id": (_dup, "appears more than once"),
     "missing ids": (lambda d: {**d, "records": d["records"][:-10]}, "10 of 4,500 ids are missing"),
     "unknown id": (lambda d: {**d, "records": d["records"] + [{"id": "zs-n99-c3-0000", "output": ""}]}, "unknown id"),
     "path-like id": (lambda d: {**d, "records": [{"id": "../../etc/passwd", "output": ""}] + d["records"]}, "unknown id"),
     "huge output": (lambda d: (d["records"][0].update(output="1 " * MAX_OUTPUT_CHARS), d)[1], "over 262,144"),
     "output not a string": (lambda d: (d["records"][0].update(output=None), d)[1], "a string output"),
-    "wrong revision": (lambda d: (d["metadata"]["dataset"].update(revision="v0.9"), d)[1], "does not match the leaderboard"),
-    "no revision": (lambda d: (d["metadata"]["dataset"].update(revision=None), d)[1], "not a scaled one"),
     "no model id": (lambda d: (d["metadata"]["model"].pop("id"), d)[1], "metadata.model.id"),
     "wrong format": (lambda d: {**d, "format": "something-else/9"}, "not a G2M submission"),
     "records not a list": (lambda d: {**d, "records": {"a": 1}}, "records must be a list"),
+    "lone surrogate in the model id": (_meta(id="evil\ud800"), "lone surrogate \\ud800"),
+    "newline in the model id": (_meta(id="x\nACCEPTED fake.json (GPT-9): exact match 1.0"), "control character \\x0a"),
+    "escape sequence in the model id": (_meta(id="x\x1b[2J\x1b[32mACCEPTED"), "control character \\x1b"),
+    "bidi override in the model id": (_meta(id="abc\u202edcba"), "control character \\u202e"),
+    "metadata nested 1,000 deep": (lambda d: (d["metadata"].update(extra=_deep(900)), d)[1], "nested more than"),
+    "metadata nested 7 deep": (lambda d: (d["metadata"].update(extra=_deep(6)), d)[1], "nested more than 6 levels"),
+    "an over-long metadata string": (_meta(backend="x" * 5000), "over 2,000"),
+    "too many metadata values": (lambda d: (d["metadata"].update(extra=list(range(3000))), d)[1], "more than 2,000 values"),
 }
 
 
@@ -63,25 +110,33 @@ def test_hostile_submissions_are_rejected_with_a_reason(tmp_path, case):
     change, reason = HOSTILE[case]
     v = validate(write_file(tmp_path, change(submission_doc())))
     assert not v.ok and reason in v.reason and v.scores == {}
+    assert "\n" not in v.reason and "\x1b" not in v.reason
 
 
 @pytest.mark.parametrize(("raw", "reason"), [
     (b"{\"format\": \"g2m-submission/1\", ", "malformed JSON"),
     (b"\xff\xfe\x00garbage", "not UTF-8"),
-    (b"[" * 200_000 + b"]" * 200_000, "nested too deeply"),
+    (b"[" * 200_000 + b"]" * 200_000, "nested more than"),
     (b'{"format": "g2m-submission/1", "format": "x"}', "repeats the key 'format'"),
+    (b'{"format": "g2m-submission/1", "metadata": {"a": 1, "a": 2}}', "repeats the key 'a'"),
     (pickle.dumps({"format": "g2m-submission/1", "x": os.system}), "not UTF-8"),
     (b"", "malformed JSON"),
+    (b'{"format": "g2m-submission/1", "metadata": {"x": NaN}}', "NaN and Infinity are not JSON"),
+    (b'{"format": "g2m-submission/1"} trailing', "extra data"),
+    (b"[]" * 600_000, "bytes of JSON structure"),
+    (b'{"records": [' + b"[]," * 400_000 + b"[]]}", "bytes of JSON structure"),
+    (b'{"format": "g2m-submission/1", "records": [1, 2]}', "record 0 must be an object"),
+    (b'{"format": "g2m-submission/1", "records": "x"}', "records must be a list"),
 ])
 def test_malformed_files_are_rejected_and_never_executed(tmp_path, raw, reason):
     v = validate(write_file(tmp_path, raw))
-    assert not v.ok and reason in v.reason
+    assert not v.ok and reason in v.reason, v.reason
 
 
 def test_archives_with_traversal_paths_are_refused_without_extracting(tmp_path):
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:
-        z.writestr("../../escaped.json", json.dumps(submission_doc()))
+        z.writestr("../../escaped.json", json.dumps({"format": "g2m-submission/1"}))
     zpath = write_file(tmp_path, buf.getvalue(), "sub.zip")
     tbuf = io.BytesIO()
     with tarfile.open(fileobj=tbuf, mode="w") as t:
@@ -94,6 +149,16 @@ def test_archives_with_traversal_paths_are_refused_without_extracting(tmp_path):
         v = validate(p)
         assert not v.ok and "archives are not accepted" in v.reason
     assert not (tmp_path.parent.parent / "escaped.json").exists()
+
+
+def test_links_fifos_and_folders_are_not_read(tmp_path):
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"format": "g2m-submission/1"}')
+    (tmp_path / "link.json").symlink_to(secret)
+    assert "symbolic link" in validate(tmp_path / "link.json").reason
+    os.mkfifo(tmp_path / "fifo.json")
+    assert "is not a file" in validate(tmp_path / "fifo.json").reason  # and it never blocks on the pipe
+    assert "is not a file" in validate(tmp_path).reason
 
 
 def test_size_limits_and_gzip_bombs(tmp_path):
@@ -111,6 +176,25 @@ def test_size_limits_and_gzip_bombs(tmp_path):
 
 
 @pytest.mark.slow
+def test_memory_stays_bounded_for_inputs_that_would_explode(tmp_path):
+    """40 MiB of empty lists used to take 1 GB; every case here is refused or read within a few hundred MB."""
+    cases = {
+        "empty lists": b"[" + b"[]," * ((40 << 20) // 3) + b"[]]",
+        "empty lists in records": b'{"format": "g2m-submission/1", "records": [' + b"[]," * ((40 << 20) // 3) + b"[]]}",
+        "one huge output": b'{"format": "g2m-submission/1", "records": [{"id": "zs-n03-c3-0000", "output": "'
+                           + b"\xf0\x9d\x9f\x98" * (30 << 20 >> 2) + b'"}]}',
+    }
+    for name, raw in cases.items():
+        path = write_file(tmp_path, raw, f"{name.replace(' ', '_')}.json")
+        code = ("import re\nfrom leaderboard.submission import validate\n"
+                f"v = validate({str(path)!r})\nprint(v.reason)\n"  # VmHWM: this process's peak, since its exec
+                "print(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1))")
+        res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+        reason, peak_kb = res.stdout.strip().rsplit("\n", 1)
+        assert reason != "None" and int(peak_kb) < 400_000, (name, reason, int(peak_kb) // 1024)
+
+
+@pytest.mark.slow
 def test_submit_writes_the_run_and_its_metadata(random_run, tmp_path):
     with pytest.raises(Rejected, match="the run covers 90 of the 4,500 zero_shot ids"):
         write_submission(random_run, tmp_path / "s.json.gz")
@@ -121,14 +205,13 @@ def test_submit_writes_the_run_and_its_metadata(random_run, tmp_path):
     assert meta["model"]["backend"] == "g2m-random" and meta["versions"]["lm_eval"] == "0.4.13"
     assert meta["versions"]["grid2matrix"] and meta["generation"]["max_gen_toks"]["g2m_n64_c10"] == 15584
     assert meta["dataset"]["revision"] is None and meta["dataset"]["manifest_sha256"]  # a scaled local build
-    v = validate(path)
-    assert not v.ok and "not a scaled one" in v.reason
-    # the same outputs, completed with the rest of the release and the pinned revision, validate and score as run
+    assert len(meta["dataset"]["content_sha256"]) == 64 and meta["dataset"]["content_sha256"] != RELEASE_CONTENT_SHA256
+    # the same outputs, completed with the rest of the release, validate and score as run; they ran on a local build
     have = {r["id"]: r["output"] for r in doc["records"]}
     full = submission_doc(output=lambda t: have.get(t.id, format_answer(truth_matrix(t))))
-    full["metadata"] = {**meta, "dataset": {**meta["dataset"], "revision": DATASET_REVISION}}
+    full["metadata"] = meta
     v = validate(write_file(tmp_path, full))
-    assert v.ok
+    assert v.ok and v.data == LOCAL
     ran = [s for s in v.scored if s.id in have]
     assert len(ran) == 90 and sum(s.exact_match for s in ran) == 0 and 0.1 < sum(s.cell_accuracy for s in ran) / 90 < 0.4
 
@@ -138,7 +221,18 @@ def test_validate_cli(tmp_path):
     good = write_file(tmp_path, submission_doc(), "good.json")
     res = g2m("validate", str(good), "--out", str(tmp_path / "scores.json"))
     assert res.returncode == 0 and res.stdout.startswith("ACCEPTED") and "exact match 1.0000" in res.stdout
-    assert json.loads((tmp_path / "scores.json").read_text())["scores"]["overall"]["n"] == 4500
+    saved = (tmp_path / "scores.json").read_text()
+    assert json.loads(saved)["scores"]["overall"]["n"] == 4500 and "NaN" not in saved
     bad = write_file(tmp_path, {"format": "nope"}, "bad.json")
     res = g2m("validate", str(bad))
     assert res.returncode == 1 and res.stderr.startswith("REJECTED: not a G2M submission")
+
+
+@pytest.mark.slow
+def test_validate_never_prints_control_characters(tmp_path):
+    doc = submission_doc()
+    doc["metadata"]["model"]["id"] = "x\x1b[2J\nACCEPTED forged"
+    path = write_file(tmp_path, doc, "evil\x1b[31m\nname.json")
+    res = g2m("validate", str(path))
+    assert res.returncode == 1 and res.stderr.count("\n") == 1 and "\x1b" not in res.stderr + res.stdout
+    assert "\\x1b[31m\\x0aname.json" not in res.stdout and "control character \\x1b" in res.stderr

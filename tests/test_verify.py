@@ -122,3 +122,96 @@ def test_the_cli_exits_non_zero_and_names_the_bad_row(release):
     assert res.stderr.strip().startswith(f"FAIL: {SHARD} row 5 (id {row['id']})")
     ok = g2m("verify", str(release.parent.parent / "missing"), "--quiet")
     assert ok.returncode == 2 and "manifest.json is missing" in ok.stderr
+
+
+def _rehash(root, rel):
+    m = json.loads((root / "manifest.json").read_text())
+    data = (root / rel).read_bytes()
+    m["files"][rel] = {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
+    (root / "manifest.json").write_text(json.dumps(m))
+    return m
+
+
+def test_a_readme_redirected_to_other_rows_is_caught_even_with_a_forged_manifest(release):
+    import datasets
+
+    # the attack: other rows in a new file of the config folder, the README pointed at it, every hash updated
+    other = pq.read_table(release / SHARD).slice(0, 3)
+    pq.write_table(other, release / "zero_shot" / "swap.parquet")
+    readme = (release / "README.md").read_text().replace("path: zero_shot/test-*", "path: zero_shot/swap.parquet")
+    readme = readme.replace("num_examples: 90", "num_examples: 3")
+    (release / "README.md").write_text(readme)
+    m = _rehash(release, "README.md")
+    m["files"]["zero_shot/swap.parquet"] = {"sha256": hashlib.sha256((release / "zero_shot/swap.parquet").read_bytes()).hexdigest()}
+    (release / "manifest.json").write_text(json.dumps(m))
+    assert len(datasets.load_dataset(str(release), "zero_shot", split="test")) == 3  # what a user would get
+    problems = verify(release, progress=False).problems
+    assert problems == ["manifest: lists zero_shot/swap.parquet, which is not one of the files this build plans"]
+    del m["files"]["zero_shot/swap.parquet"]  # listed or not, the file and the README are named
+    (release / "manifest.json").write_text(json.dumps(m))
+    assert verify(release, progress=False).problems == [
+        "zero_shot/swap.parquet: not in the manifest (an extra file in the release folder)"]
+    (release / "zero_shot" / "swap.parquet").unlink()
+    assert "README.md: config zero_shot points at zero_shot/swap.parquet" in verify(release, progress=False).problems[0]
+
+
+@pytest.mark.parametrize("edit", [
+    lambda t: t.replace("list: int8", "list: int16"),  # other features
+    lambda t: t.replace("configs:\n", "configs:\n- config_name: extra\n  data_files:\n  - split: test\n    path: '*/*'\n"),
+    lambda t: t.replace("  default: true\n", ""),
+])
+def test_any_other_change_to_what_load_dataset_reads_is_caught(release, edit):
+    (release / "README.md").write_text(edit((release / "README.md").read_text()))
+    _rehash(release, "README.md")
+    problems = verify(release, progress=False).problems
+    assert problems and problems[0].startswith("README.md:"), problems
+
+
+@pytest.mark.parametrize("path", ["../outside.parquet", "/etc/hostname", "zero_shot/../../x", "a\\b"])
+def test_manifest_paths_outside_the_folder_are_refused_before_anything_is_read(release, path):
+    m = json.loads((release / "manifest.json").read_text())
+    m["files"][path] = {"sha256": "0" * 64}
+    (release / "manifest.json").write_text(json.dumps(m))
+    assert verify(release, progress=False).problems == [f"manifest: {path!r} is not a plain path inside the release folder"]
+
+
+def test_links_and_stray_files_are_named(release):
+    (release / "notes.txt").write_text("hi")
+    (release / ".hidden-lock").write_text("ignored")
+    assert verify(release, progress=False).problems == ["notes.txt: not in the manifest (an extra file in the release folder)"]
+    (release / "notes.txt").unlink()
+    target = release / SHARD
+    moved = release.parent / "elsewhere.parquet"
+    target.rename(moved)
+    target.symlink_to(moved)
+    assert verify(release, progress=False).problems == [f"{SHARD}: a symbolic link; a release holds only regular files"]
+
+
+@pytest.mark.parametrize("change", [
+    lambda m: m.update(configs=["zero_shot"]),
+    lambda m: m.update(files=[]),
+    lambda m: m["params"].pop("render"),
+    lambda m: m["configs"]["zero_shot"]["test"].update(rows="many"),
+])
+def test_a_malformed_manifest_is_one_line(release, change):
+    m = json.loads((release / "manifest.json").read_text())
+    change(m)
+    (release / "manifest.json").write_text(json.dumps(m))
+    res = g2m("verify", str(release), "--quiet")
+    assert res.returncode in (1, 2) and "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_a_yaml_bomb_in_the_readme_is_refused_without_expanding_it(release):
+    bomb = "---\na: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + k)}: &{chr(98 + k)} [*{chr(97 + k)}, *{chr(97 + k)}, *{chr(97 + k)}, *{chr(97 + k)}]\n" for k in range(20)
+    ) + "configs: *u\n---\n"
+    (release / "README.md").write_text(bomb)
+    _rehash(release, "README.md")
+    (problem,) = verify(release, progress=False).problems
+    assert problem.startswith("README.md: its front matter does not read") and "aliases" in problem
+
+
+def test_a_deeply_nested_manifest_is_one_line(release):
+    (release / "manifest.json").write_text("[" * 100_000 + "]" * 100_000)
+    res = g2m("verify", str(release), "--quiet")
+    assert res.returncode == 2 and "not a readable manifest" in res.stderr and "Traceback" not in res.stderr

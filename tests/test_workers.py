@@ -1,0 +1,62 @@
+"""Worker processes of build and verify never outlive their parent, however it dies."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from helpers import REPO
+
+pytestmark = pytest.mark.slow  # starts real builds and kills them
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc to find the workers")
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
+@pytest.mark.parametrize("command", ["build", "verify"])
+def test_workers_die_with_their_parent(tmp_path, small_release, command, how):
+    if command == "build":
+        args = ["build", "--out", str(tmp_path / "b"), "--configs", "probe_n64_c10", "--scale", "0.5", "--workers", "2"]
+    else:
+        args = ["verify", str(small_release), "--workers", "2"]
+    proc = subprocess.Popen([sys.executable, "-m", "g2m_cli", *args, "--quiet"], cwd=REPO,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 60
+    workers: list[int] = []
+    while time.time() < deadline and proc.poll() is None:
+        workers = _children(proc.pid)
+        if len(workers) >= 2:
+            break
+        time.sleep(0.05)
+    assert len(workers) >= 2, "the workers never started"
+    time.sleep(0.3)  # let them pick up work
+    os.kill(proc.pid, how)
+    proc.wait(timeout=30)
+    deadline = time.time() + 10
+    while time.time() < deadline and any(_alive(w) for w in workers):
+        time.sleep(0.1)
+    assert not [w for w in workers if _alive(w)], "workers outlived their parent"
