@@ -13,6 +13,7 @@ import json
 import re
 from pathlib import Path
 
+import yaml
 from datasets.info import DatasetInfo, DatasetInfosDict
 from datasets.splits import SplitDict, SplitInfo
 from datasets.utils.metadata import MetadataConfigs
@@ -22,6 +23,8 @@ from . import __version__
 from .configs import CONFIG_NAMES, ConfigSpec
 from .errors import BuildError
 from .fsutil import atomic_write_text
+from .hub_card import problems as hub_problems
+from .hub_card import size_category
 from .provenance import MANIFEST_FORMAT, library_versions
 from .spec import DATA_LICENSE, DATASET_REVISION, HUB_REPO_ID, MANIFEST_NAME, README_NAME
 from .table import features
@@ -39,14 +42,24 @@ def card_body() -> str:
 
 
 def render_readme(specs: list[ConfigSpec], split_stats: dict, params_json: dict) -> str:
-    """Front matter for every built config, then the card body and a description of this build."""
+    """Front matter for every built config, then the card body and a description of this build.
+
+    The metadata is checked against the Hub's rules (``hub_card``) before it is written: a partial build gets its own
+    size category, and configs are listed in release order (zero_shot, then probe_n20_c3, probe_n20_c10, ...)
+    rather than the alphabetical order ``datasets`` would write, so the viewer shows them naturally.
+    """
+    total = sum(s["rows"] for s in split_stats.values())
     card = DatasetCardData(
         license=DATA_LICENSE,
         pretty_name="Grid2Matrix (G2M)",
-        task_categories=["image-to-text", "visual-question-answering"],
+        task_categories=["image-text-to-text", "visual-question-answering"],
         language=["en"],
+        annotations_creators=["machine-generated"],
+        language_creators=["machine-generated"],
+        multilinguality=["monolingual"],
+        source_datasets=["original"],
+        size_categories=[size_category(total)],
         tags=["vision-language-models", "benchmark", "synthetic", "grid-transcription", "probing"],
-        size_categories=["100K<n<1M"] if sum(s["rows"] for s in split_stats.values()) >= 100_000 else ["n<100K"],
     )
     infos, configs = {}, {}
     for spec in specs:
@@ -63,6 +76,13 @@ def render_readme(specs: list[ConfigSpec], split_stats: dict, params_json: dict)
         }
     DatasetInfosDict(infos).to_dataset_card_data(card)
     MetadataConfigs(configs).to_dataset_card_data(card)
+    order = {name: k for k, name in enumerate(CONFIG_NAMES)}
+    for key in ("dataset_info", "configs"):  # datasets writes them sorted by name; keep the release order
+        if isinstance(card[key], list):  # (one config's dataset_info is written as a mapping)
+            card[key] = sorted(card[key], key=lambda c: order[c["config_name"]])
+    found = hub_problems(yaml.safe_load(str(card)), rows=total)
+    if found:
+        raise BuildError(f"the dataset card's metadata would be refused by the Hub: {found[0]}")
     lines = ["", "## This build", "", f"Built by `g2m build` (grid2matrix {__version__}) with parameters "
              f"`{json.dumps(params_json, sort_keys=True)}`. `manifest.json` lists the sha256 of every file; "
              "`g2m verify` checks them and regenerates rows from their seeds.", "",

@@ -68,7 +68,9 @@ RELEASE_CONTENT_SHA256 = "d0b5662c139bb806c7ea010a5e094ddd95e38f205a128bbe62204d
 DATA_LICENSE = "cc-by-sa-4.0"
 
 PAPER_ARXIV = "2604.09687"
+PAPER_URL = f"https://arxiv.org/abs/{PAPER_ARXIV}"
 AUTHORS_REPO = "https://github.com/zhykoties/Grid2Matrix_DigitalAgnosia"
+PACKAGE_URL = "https://github.com/grid2matrix/grid2matrix"
 
 
 def colour_names(num_colours: int) -> list[str]:

@@ -12,7 +12,7 @@ import re
 from dataset_builder.errors import MissingDependency
 
 from .budget import suggest_max_model_len
-from .taskgen import all_tasks, groups
+from .taskgen import all_tasks, tags
 
 #: The package extra that brings each backend's dependencies (default: ``harness``).
 EXTRAS = {"vllm-vlm": "vllm", "vllm": "vllm"}
@@ -26,7 +26,7 @@ def missing_backend(model: str, error: ImportError) -> MissingDependency:
 
 def grid_sizes(tasks: tuple[str, ...]) -> list[int]:
     sizes = {t: n for t, n, _ in all_tasks()}
-    names = [m for t in tasks for m in groups().get(t, [t])]
+    names = [m for t in tasks for m in tags().get(t, [t])]
     return sorted({sizes[n] for n in names if n in sizes})
 
 

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from pathlib import Path
 
+from dataset_builder.errors import UsageError
+from dataset_builder.fsutil import ensure_dir
 from dataset_builder.untrusted import term
 
 DEMO_SCALE = 0.05
@@ -44,11 +47,26 @@ def _demo_release(out: Path, scale: float) -> str:
     return str(out)
 
 
-def _tasks_dir(_args: argparse.Namespace) -> int:
+def _tasks_dir(args: argparse.Namespace) -> int:
+    from dataset_builder.source import resolve_source
+
+    from .evaluate import task_folder
     from .taskgen import TASK_DIR
 
-    print(TASK_DIR)
+    if args.data is None:
+        print(TASK_DIR)
+        return 0
+    if not Path(args.data).expanduser().is_dir():
+        raise UsageError(f"--data {args.data!r} is not a folder; build one with: g2m build --out DIR --configs zero_shot")
+    source, revision = resolve_source(args.data)
+    root = ensure_dir(Path(args.out).expanduser()) if args.out else ensure_dir(default_tasks_root())
+    print(task_folder(source, revision, root))
     return 0
+
+
+def default_tasks_root() -> Path:
+    """Where ``g2m tasks-dir --data`` writes task folders for local builds: the user's cache, never the release."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "grid2matrix" / "tasks"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -69,5 +87,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--verbose", action="store_true", help="show lm-eval's own log")
     p.set_defaults(func=_eval, extra="harness")
 
-    p = sub.add_parser("tasks-dir", help="print the installed lm-eval task folder (for lm_eval --include_path)")
+    p = sub.add_parser("tasks-dir", help="print the lm-eval task folder (for lm_eval --include_path)",
+                       description="Print the installed task folder (the Hub release), or with --data write the same "
+                                   "tasks for a local build and print their folder.")
+    p.add_argument("--data", default=None, help="a local build (g2m build --out DIR) to write the tasks for")
+    p.add_argument("--out", default=None, help="where to write them (default: ~/.cache/grid2matrix/tasks)")
     p.set_defaults(func=_tasks_dir, extra=None)

@@ -8,7 +8,7 @@ import hashlib
 import json
 import logging
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from dataset_builder import __version__
@@ -18,7 +18,8 @@ from dataset_builder.provenance import library_versions
 
 from . import data
 from .backends import effective_model_args, missing_backend
-from .taskgen import TASK_DIR, TASK_VERSION, all_tasks, groups
+from .report_table import tag_scores
+from .taskgen import TASK_DIR, TASK_VERSION, DataSource, all_tasks, tags, write_folder
 
 BASELINES = ("g2m-oracle", "g2m-random")
 _VERSIONED = ("lm_eval", "datasets", "transformers", "torch", "vllm", "numpy", "pillow", "huggingface_hub")
@@ -40,14 +41,13 @@ class EvalSpec:
     gen_kwargs: str | None = None
     resume: bool = True
     resume_chunk: int = 256  # requests per committed chunk: a crash loses at most this many answers
-    extra_metadata: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        known = {t for t, _, _ in all_tasks()} | set(groups())
+        known = {t for t, _, _ in all_tasks()} | set(tags())
         unknown = [t for t in self.tasks if t not in known]
         if unknown or not self.tasks:
             raise UsageError(f"unknown G2M task(s) {', '.join(unknown) or '(none given)'}; "
-                             f"groups: {', '.join(groups())}; tasks look like g2m_n09_c3")
+                             f"tags: {', '.join(tags())}; tasks look like g2m_n09_c3")
         if self.resume_chunk < 1:
             raise UsageError(f"resume_chunk must be at least 1, got {self.resume_chunk}")
         if self.limit is not None and self.limit < 1:
@@ -89,6 +89,15 @@ def versions() -> dict:
     return {"grid2matrix": __version__, **library_versions(_VERSIONED)}
 
 
+def task_folder(source: str, revision: str | None, root: Path) -> Path:
+    """The installed task folder for the release; for any other data, a folder written for it under ``root``."""
+    default = DataSource()
+    if (source, revision) == (default.path, default.revision):
+        return TASK_DIR
+    data_source = DataSource.local(source) if revision is None else DataSource(source, revision)
+    return write_folder(root, data_source)
+
+
 def run_eval(spec: EvalSpec) -> dict:
     """Evaluate and save ``results_*.json`` and ``samples_*.jsonl`` under ``spec.output/<model>/``."""
     from lm_eval import simple_evaluate
@@ -100,9 +109,8 @@ def run_eval(spec: EvalSpec) -> dict:
     from .resume import ResumableLM
 
     quiet_lm_eval()
-    task_metadata = {**({"g2m_data": str(Path(spec.data).resolve())} if spec.data else {}), **spec.extra_metadata}
-    provenance = {**data.provenance(task_metadata.get("g2m_data")), "config": data.CONFIG,
-                  "content_sha256": data.content_sha256(task_metadata.get("g2m_data"))}
+    source, revision = data.resolve_source(spec.data)
+    provenance = {**data.provenance(spec.data), "config": data.CONFIG, "content_sha256": data.content_sha256(spec.data)}
     try:
         lm_class = get_model(spec.model)
     except ValueError as e:
@@ -118,6 +126,7 @@ def run_eval(spec: EvalSpec) -> dict:
     except (OSError, ValueError, TypeError) as e:  # a checkpoint that is not there, an argument the backend refuses
         raise UsageError(f"the {spec.model} backend could not start with {model_args!r}: {e}") from None
     out = Path(spec.output)
+    task_dir = task_folder(source, revision, out / "tasks")
     name = safe_name(spec.display_name)
     if spec.resume:
         lm = ResumableLM(lm, out / "cache" / f"{name}-{spec.run_key}_rank0.db", chunk=spec.resume_chunk)
@@ -125,7 +134,7 @@ def run_eval(spec: EvalSpec) -> dict:
     try:
         results = simple_evaluate(
             model=lm, model_args=model_args, tasks=list(spec.tasks),
-            task_manager=TaskManager(include_path=str(TASK_DIR), include_defaults=False, metadata=task_metadata),
+            task_manager=TaskManager(include_path=str(task_dir), include_defaults=False),
             log_samples=True, evaluation_tracker=tracker, apply_chat_template=spec.apply_chat_template,
             gen_kwargs=spec.gen_kwargs, limit=spec.limit, batch_size=spec.batch_size, device=spec.device,
             bootstrap_iters=1000, verbosity=logging.getLevelName(logging.getLogger("lm_eval").getEffectiveLevel()),
@@ -134,7 +143,7 @@ def run_eval(spec: EvalSpec) -> dict:
         if spec.resume:
             lm.close()
     results["config"]["model"] = spec.model
-    results["g2m"] = {"data": provenance, "task_version": TASK_VERSION, "versions": versions(),
+    results["g2m"] = {"data": provenance, "task_version": TASK_VERSION, "versions": versions(), "tags": tag_scores(results),
                       "cache": getattr(lm, "cache_db", None),
                       "resumed_answers": getattr(lm, "hits", 0), "generated_answers": getattr(lm, "misses", None)}
     samples = results.pop("samples")

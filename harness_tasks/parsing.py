@@ -44,7 +44,7 @@ _FENCE = re.compile(r"```[\w+.-]*+")
 _BLANKS = re.compile(r"[ \t]{2,}+|\t")  # runs of blanks fold to one space
 _BLANK_LINES = re.compile(r"\n ?\n(?: ?\n)++")  # three or more line breaks with only blanks between
 
-__all__ = ["MAX_ABS", "MAX_ANSWER_CHARS", "STRATEGIES", "Matrix", "ParseResult", "format_answer", "parse_matrix"]
+__all__ = ["MAX_ABS", "MAX_ANSWER_CHARS", "STRATEGIES", "STRATEGY_NAMES", "Matrix", "ParseResult", "format_answer", "parse_matrix"]
 
 
 @dataclass(frozen=True)
@@ -115,6 +115,8 @@ STRATEGIES: tuple[tuple[str, Callable[[str, int], Rows | None]], ...] = (
     ("rows", _from_rows),
     ("integers", _from_integers),
 )
+#: Every value ``ParseResult.strategy`` can take, "none" being a parse failure.
+STRATEGY_NAMES: tuple[str, ...] = (*(name for name, _ in STRATEGIES), "none")
 
 
 def _clean(text: str) -> tuple[str | None, bool, str | None]:

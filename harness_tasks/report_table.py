@@ -14,7 +14,7 @@ def _value(entry: dict, metric: str) -> float | None:
 
 
 def score_table(results: dict, title: str) -> str:
-    """Markdown: exact match / cell accuracy per (N, C), then each group's four scores."""
+    """Markdown: exact match / cell accuracy per (N, C), then each complete tag's four scores."""
     cells: dict[tuple[int, int], dict] = {}
     for task, entry in results.get("results", {}).items():
         m = _TASK.match(task.strip(" -"))
@@ -37,10 +37,27 @@ def score_table(results: dict, title: str) -> str:
             truncs.append(_value(e, "truncated") or 0.0)
         row += [f"{sum(fails) / len(fails):.2f}", f"{sum(truncs) / len(truncs):.2f}"]
         lines.append("| " + " | ".join(row) + " |")
-    group_rows = [(g, e) for g, e in results.get("groups", results.get("results", {})).items() if not _TASK.match(g.strip(" -"))]
-    if group_rows:
-        lines += ["", "| group | " + " | ".join(SCORES) + " |", "|---|" + "---:|" * len(SCORES)]
-        for g, e in group_rows:
-            vals = [_value(e, s) for s in SCORES]
-            lines.append(f"| {g} | " + " | ".join("-" if v is None else f"{v:.3f}" for v in vals) + " |")
+    lines += _tag_rows(results)
     return "\n".join(lines)
+
+
+def tag_scores(results: dict) -> dict[str, dict[str, float]]:
+    """Each G2M tag whose tasks all ran: its scores, the per-task means weighted by sample count (what an lm-eval
+    group would aggregate; G2M's sets are tags, which lm-eval does not aggregate)."""
+    from .taskgen import tags
+
+    ran = {k.strip(" -"): v for k, v in results.get("results", {}).items() if _TASK.match(k.strip(" -"))}
+    counts = {t: (results.get("n-samples", {}).get(t) or {}).get("effective") or 1 for t in ran}
+    out = {}
+    for tag, members in tags().items():
+        if all(m in ran for m in members):
+            total = sum(counts[m] for m in members)
+            out[tag] = {s: sum((_value(ran[m], s) or 0.0) * counts[m] for m in members) / total for s in SCORES}
+    return out
+
+
+def _tag_rows(results: dict) -> list[str]:
+    rows = [f"| {tag} | " + " | ".join(f"{v[s]:.3f}" for s in SCORES) + " |" for tag, v in tag_scores(results).items()]
+    if not rows:
+        return []
+    return ["", "| tag (weighted by samples) | " + " | ".join(SCORES) + " |", "|---|" + "---:|" * len(SCORES), *rows]

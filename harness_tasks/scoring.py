@@ -29,17 +29,19 @@ class AnswerScore:
     mask: Mask  # N x N: 1 where the cell is right
     matrix: Matrix | None  # what was read, within the first N rows and N columns; None on a parse failure
 
-    def metrics(self) -> dict:
-        """lm-eval's per-sample dict: the numbers its metric_list aggregates, and the detail its samples log keeps."""
+    def metrics(self) -> dict[str, float]:
+        """The numbers a harness aggregates (its metric list): every one a mean over samples."""
         return {
             "exact_match": self.exact_match,
             "cell_accuracy": self.cell_accuracy,
             "parse_failed": float(self.parse_failed),
             "truncated": float(self.truncated),
-            "cell_mask": [list(r) for r in self.mask],
-            "parse_strategy": self.strategy,
-            "parse_reason": self.reason or "",
         }
+
+    def detail(self) -> dict:
+        """What a samples log keeps beside the numbers: how the answer was read, and which cells were right."""
+        return {"parse_strategy": self.strategy, "parse_reason": self.reason or "",
+                "cell_mask": [list(r) for r in self.mask]}
 
 
 def score_answer(text: object, target: Grid, finish_reason: str | None = None) -> AnswerScore:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from dataset_builder.fsutil import atomic_write_text, ensure_dir
 from dataset_builder.spec import DEFAULT_RESOLUTION, PATCH_SIZES, PROBE_RESULT_FORMAT
 from dataset_builder.untrusted import md as md_text
 from dataset_builder.untrusted import plot, strict_json
+from harness_tasks.parsing import STRATEGY_NAMES
 
 from . import figures
 from . import geometry as geo
@@ -90,8 +92,10 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str
     gap = [{"grid_size": n, "num_colors": c, "probe": label, "probe_cell_accuracy": curve[n],
             "end_to_end_cell_accuracy": tasks[(n, c)]["cell_accuracy"], "gap": curve[n] - tasks[(n, c)]["cell_accuracy"]}
            for (c, label), curve in sorted(curves.items()) for n in sorted(curve) if (n, c) in tasks]
+    strategies = {k: Counter(r.score.strategy for r in v) for k, v in by_task(scored).items()}
     report = {"model": run.model, "results_file": run.results_path.name, "overall": overall,
-              "tasks": [{"grid_size": n, "num_colors": c, **s} for (n, c), s in tasks.items()],
+              "tasks": [{"grid_size": n, "num_colors": c, **s, "parse_strategies": dict(strategies[(n, c)])}
+                        for (n, c), s in tasks.items()],
               "patch_alignment": align, "confusion": conf.tolist(), "digital_agnosia_gap": gap, "figures": figs}
     _write(out, report, tasks, overall, align, gap, figs, run, options)
     report["output_dir"] = str(out)
@@ -122,6 +126,11 @@ def _write(out: Path, report: dict, tasks: dict, overall: dict, align: list, gap
          f"for a model that sees the image at {options.input_size:g} px.",
          ["patch px", "share outside dominant patch", "cells", "cell accuracy"], align_rows),
     ]
+    names = list(STRATEGY_NAMES)
+    sections.append(("How answers were read", "Per task, how many answers each parse strategy read (the first that "
+                     "finds a matrix wins); none is a parse failure.", ["N", "C", *names],
+                     [[str(t["grid_size"]), str(t["num_colors"]), *(str(t["parse_strategies"].get(k, 0)) for k in names)]
+                      for t in report["tasks"]]))
     if gap:
         sections.append(("Digital Agnosia gap", "Probe on the frozen encoder against the end-to-end model, same N and C.",
                          ["N", "C", "probe", "probe cell acc", "end-to-end cell acc", "gap"], gap_rows))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -11,14 +12,17 @@ from pathlib import Path
 import pytest
 from helpers import REPO
 
-from harness_tasks import models
+from dataset_builder.spec import DATASET_REVISION, HUB_REPO_ID
+from harness_tasks import TASK_DIR, models
 from harness_tasks.evaluate import EvalSpec, run_eval
-from harness_tasks.taskgen import all_tasks
+from harness_tasks.taskgen import TASK_VERSION, all_tasks
 
 pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
 
 
 def _scores(results: dict, name: str) -> dict:
+    if name in results["g2m"]["tags"]:
+        return results["g2m"]["tags"][name]
     entry = results["results"][name]
     return {k.split(",")[0]: v for k, v in entry.items() if k.endswith(",none") and "_stderr" not in k}
 
@@ -32,15 +36,14 @@ def test_the_oracle_scores_100_percent_on_every_task(oracle_run):
     for name, _, _ in all_tasks():
         s = _scores(oracle_run, name)
         assert (s["exact_match"], s["cell_accuracy"], s["parse_failed"], s["truncated"]) == (1.0, 1.0, 0.0, 0.0), name
-        assert s["parse_strategy"] == "list_literal:2"
     assert _scores(oracle_run, "g2m")["exact_match"] == 1.0
 
 
 def test_results_pin_data_task_version_and_package_versions(oracle_run, small_release):
     g2m = oracle_run["g2m"]
     assert g2m["data"]["source"] == str(Path(small_release).resolve()) and g2m["data"]["manifest_sha256"]
-    assert g2m["task_version"] == 1.0 and g2m["versions"]["grid2matrix"] and g2m["versions"]["lm_eval"] == "0.4.13"
-    assert oracle_run["versions"]["g2m_n09_c3"] == 1.0
+    assert g2m["task_version"] == TASK_VERSION and g2m["versions"]["grid2matrix"] and g2m["versions"]["lm_eval"] == "0.4.13"
+    assert oracle_run["versions"]["g2m_n09_c3"] == TASK_VERSION
     assert oracle_run["config"]["model"] == "g2m-oracle"
 
 
@@ -51,8 +54,8 @@ def test_samples_are_logged_with_masks_and_strategies(oracle_run):
     rows = [json.loads(line) for line in files[0].read_text().splitlines()]
     assert len(rows) == 2
     for row in rows:
-        assert row["cell_mask"] == [[1] * 5] * 5 and row["parse_strategy"] == "list_literal"
-        assert row["doc"]["id"].startswith("zs-n05-c10-") and len(row["doc"]["image"]) == 64  # image kept as a hash
+        assert row["doc"]["g2m"]["cell_mask"] == [[1] * 5] * 5 and row["doc"]["g2m"]["parse_strategy"] == "list_literal"
+        assert row["doc"]["id"].startswith("zs-n05-c10-") and len(row["doc"]["image"]["bytes"]) == 64  # PNG bytes, hashed
         assert row["arguments"]["gen_args_0"]["arg_1"]["max_gen_toks"] == 256
 
 
@@ -102,19 +105,33 @@ def _env():
     return {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
 
 
-def test_lm_eval_cli_with_the_installed_task_folder(small_release, tmp_path):
+def test_plain_lm_eval_reads_a_local_build_and_any_combination_of_tags(small_release, tmp_path):
+    """lm_eval itself (here g2m-lm-eval, which is lm_eval with the baselines registered), on the task folder that
+    ``g2m tasks-dir --data`` writes for a local build: overlapping tags run together, and the results name the data."""
     exe = str(Path(sys.executable).parent / "g2m-lm-eval")
-    task_dir = subprocess.run([str(Path(sys.executable).parent / "g2m"), "tasks-dir"], capture_output=True,
-                              text=True, check=True).stdout.strip()
-    res = subprocess.run([exe, "--model", "g2m-oracle", "--include_path", task_dir, "--tasks", "g2m_c5",
-                          "--metadata", json.dumps({"g2m_data": str(small_release)}), "--apply_chat_template",
-                          "--log_samples", "--output_path", str(tmp_path), "--limit", "1"],
+    task_dir = subprocess.run([str(Path(sys.executable).parent / "g2m"), "tasks-dir", "--data", str(small_release),
+                               "--out", str(tmp_path / "tasks")], capture_output=True, text=True, check=True).stdout.strip()
+    res = subprocess.run([exe, "--model", "g2m-oracle", "--include_path", task_dir, "--tasks", "g2m_c5,g2m_lite,g2m",
+                          "--apply_chat_template", "--log_samples", "--output_path", str(tmp_path / "out"), "--limit", "1"],
                          capture_output=True, text=True, timeout=600, env=_env(), cwd=tmp_path)
     assert res.returncode == 0, res.stderr[-3000:]
-    assert "g2m_c5" in res.stdout and "exact_match" in res.stdout
-    results = json.loads(next(tmp_path.rglob("results_*.json")).read_text())
-    assert results["results"]["g2m_c5"]["exact_match,none"] == 1.0
-    assert len(list(tmp_path.rglob("samples_g2m_n*_c5_*.jsonl"))) == 15
+    assert "g2m_n64_c5" in res.stdout and "exact_match" in res.stdout and "Custom kwargs" not in res.stderr
+    results = json.loads(next((tmp_path / "out").rglob("results_*.json")).read_text())
+    assert len(results["results"]) == 45 and all(r["exact_match,none"] == 1.0 for r in results["results"].values())
+    cfg = results["configs"]["g2m_n09_c3"]
+    assert cfg["dataset_path"] == str(small_release.resolve()) and cfg["dataset_name"] == "zero_shot"
+    assert cfg["metadata"]["manifest_sha256"] == hashlib.sha256((small_release / "manifest.json").read_bytes()).hexdigest()
+    assert len(list((tmp_path / "out").rglob("samples_g2m_n*_c5_*.jsonl"))) == 15
+    row = json.loads(next((tmp_path / "out").rglob("samples_g2m_n07_c3_*.jsonl")).read_text().splitlines()[0])
+    assert row["doc"]["g2m"]["parse_strategy"] == "list_literal" and "parse_strategy" not in results["results"]["g2m_n07_c3"]
+
+
+def test_the_installed_folder_names_the_pinned_release():
+    from lm_eval.tasks._yaml_loader import load_yaml
+
+    cfg = load_yaml(TASK_DIR / "_default_template_yaml", resolve_func=False)
+    assert (cfg["dataset_path"], cfg["dataset_name"], cfg["dataset_kwargs"]) == (
+        HUB_REPO_ID, "zero_shot", {"revision": DATASET_REVISION})
 
 
 def test_g2m_eval_without_a_model_is_the_main_job(tmp_path):

@@ -32,8 +32,8 @@ def test_hf_multimodal_runs_logs_samples_and_scores_in_range(tiny_vlm, small_rel
         assert len(rows) == 2
         for row in rows:
             assert isinstance(row["resps"][0][0], str)
-            assert row["parse_strategy"] in ("list_literal", "rows", "integers", "none")
-            assert len(row["cell_mask"]) == row["doc"]["grid_size"]
+            assert row["doc"]["g2m"]["parse_strategy"] in ("list_literal", "rows", "integers", "none")
+            assert len(row["doc"]["g2m"]["cell_mask"]) == row["doc"]["grid_size"]
             context = row["arguments"]["gen_args_0"]["arg_0"]  # after the model's chat template
             n = row["doc"]["grid_size"]
             assert f"{n}x{n} grid" in context and context.count("<image>") == 1

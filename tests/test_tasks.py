@@ -10,7 +10,7 @@ import pytest
 
 from harness_tasks import TASK_DIR
 from harness_tasks.budget import max_gen_toks
-from harness_tasks.taskgen import TASK_VERSION, all_tasks, groups, out_of_sync
+from harness_tasks.taskgen import TASK_VERSION, all_tasks, out_of_sync, tags
 from harness_tasks.validate import expected_names, validate
 
 
@@ -26,10 +26,10 @@ def test_an_edited_or_stray_yaml_is_noticed(tmp_path):
     assert out_of_sync(folder) == ["g2m_extra.yaml", "g2m_n09_c3.yaml"]
 
 
-def test_tasks_groups_and_budgets():
+def test_tasks_tags_and_budgets():
     assert len(all_tasks()) == 45
-    assert set(groups()) == {"g2m", "g2m_c3", "g2m_c5", "g2m_c10", "g2m_lite"}
-    assert len(groups()["g2m_lite"]) == 27 and len(groups()["g2m_c10"]) == 15
+    assert set(tags()) == {"g2m", "g2m_c3", "g2m_c5", "g2m_c10", "g2m_lite"}
+    assert len(tags()["g2m_lite"]) == 27 and len(tags()["g2m_c10"]) == 15 and len(tags()["g2m"]) == 45
     text = (TASK_DIR / "g2m_n48_c5.yaml").read_text()
     assert f"max_gen_toks: {max_gen_toks(48)}" in text and "until: []" in text and "do_sample: false" in text
 

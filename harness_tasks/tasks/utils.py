@@ -1,26 +1,47 @@
 """lm-eval hooks for the G2M tasks (referenced from the YAML files as ``!function utils.<name>``).
 
-Thin adapters: the prompt comes from the dataset row, the score from ``harness_tasks.scoring.score_answer``.
-lm-eval loads this file by path, so imports are absolute.
+Thin adapters: the rows come from the release (``dataset_path``), each task keeps its (N, C) with
+``docs_n{NN}_c{C}``, the prompt comes from the row, the score from ``harness_tasks.scoring.score_answer``. Images stay
+PNG bytes in the docs (nothing is decoded up front, nothing is re-encoded to hash it for the samples log) and are
+decoded only when a backend asks for them. lm-eval loads this file by path, so imports are absolute.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+import io
 
+from PIL import Image
+
+from dataset_builder.configs import ZERO_SHOT_COLOURS, ZERO_SHOT_SIZES
 from dataset_builder.spec import IMAGE_PLACEHOLDER
-from harness_tasks import data
 from harness_tasks.parsing import format_answer
 from harness_tasks.scoring import score_answer
 
 
-def load_docs(grid_size: int, num_colors: int, g2m_data: str | None = None, g2m_revision: str | None = None, **_):
-    """``custom_dataset``: lm-eval passes task metadata, model args and --metadata too, hence ``**_``."""
-    return data.select(grid_size, num_colors, g2m_data, g2m_revision)
+def _docs_of(grid_size: int, num_colors: int):
+    def process_docs(dataset):
+        """The rows of one (N, C) cell, with their images kept as PNG bytes."""
+        import datasets
+
+        keep = [i for i, (n, c) in enumerate(zip(dataset["grid_size"], dataset["num_colors"], strict=True))
+                if n == grid_size and c == num_colors]
+        return dataset.select(keep).cast_column("image", datasets.Image(decode=False))
+
+    process_docs.__name__ = process_docs.__qualname__ = f"docs_n{grid_size:02d}_c{num_colors}"
+    return process_docs
+
+
+for _n in ZERO_SHOT_SIZES:
+    for _c in ZERO_SHOT_COLOURS:
+        globals()[f"docs_n{_n:02d}_c{_c}"] = _docs_of(_n, _c)
 
 
 def doc_to_image(doc: dict) -> list:
+    """The row's image, decoded to RGB only now (the dataset stores lossless PNGs; nothing here is lossy)."""
     image = doc["image"]
+    if isinstance(image, dict):
+        with Image.open(io.BytesIO(image["bytes"])) as im:
+            return [im.convert("RGB")]
     return [image if image.mode == "RGB" else image.convert("RGB")]
 
 
@@ -33,16 +54,10 @@ def doc_to_target(doc: dict) -> str:
 
 
 def process_results(doc: dict, results: list) -> dict:
+    """The numbers lm-eval aggregates. The per-sample detail (parse strategy, reason, cell mask) is not a metric:
+    it is attached to the doc, which lm-eval writes into the samples log as it is."""
     text = results[0]
     # only backends that report why generation stopped carry a finish_reason (g2m's own models do)
-    return score_answer(text, doc["matrix"], getattr(text, "finish_reason", None)).metrics()
-
-
-def count(items: list) -> int:
-    """Aggregation for per-sample logs (the cell masks): how many were logged."""
-    return len(items)
-
-
-def tally(items: list) -> str:
-    """Aggregation for per-sample labels: 'list_literal:97 none:3'."""
-    return " ".join(f"{k}:{v}" for k, v in sorted(Counter(i for i in items if i).items())) or "-"
+    score = score_answer(text, doc["matrix"], getattr(text, "finish_reason", None))
+    doc["g2m"] = score.detail()
+    return score.metrics()
