@@ -19,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 from harness_tasks.adversarial import FAMILIES  # noqa: E402
+from harness_tasks.paper import parse_paper  # noqa: E402
 from harness_tasks.parsing import MAX_ANSWER_CHARS, format_answer, parse_matrix  # noqa: E402
 from harness_tasks.scoring import score_answer  # noqa: E402
 
@@ -30,12 +31,12 @@ def per_second(items) -> float:
     return len(items) / (time.perf_counter() - t)
 
 
-def ms(text: str, n: int = 64, repeat: int = 3) -> float:
-    """Best of ``repeat`` runs, in milliseconds."""
+def ms(text: str, n: int = 64, repeat: int = 3, parse=parse_matrix) -> float:
+    """Best of ``repeat`` runs of ``parse``, in milliseconds."""
     best = float("inf")
     for _ in range(repeat):
         t = time.perf_counter()
-        parse_matrix(text, n)
+        parse(text, n)
         best = min(best, time.perf_counter() - t)
     return best * 1e3
 
@@ -68,6 +69,13 @@ def main() -> None:
         worst = max(worst, times[-1])
         print(f"  {name:<32} {times[0]:8.2f} {times[1]:8.2f} {times[2]:8.2f}   {times[2] / max(times[0], 1e-3):6.1f}x")
     print(f"worst adversarial input at the cap: {worst:.1f} ms  (target < 50 ms; linear scaling gives ~16x cap/16k)")
+    print(f"\nthe paper protocol's parser, same families, ms  {'16k':>8} {'64k':>8} {'cap':>8}   cap/16k")
+    worst = 0.0
+    for name, make in FAMILIES.items():
+        times = [ms(make(size)[:MAX_ANSWER_CHARS], parse=parse_paper) for size in sizes]
+        worst = max(worst, times[-1])
+        print(f"  {name:<32} {times[0]:8.2f} {times[1]:8.2f} {times[2]:8.2f}   {times[2] / max(times[0], 1e-3):6.1f}x")
+    print(f"worst at the cap, paper protocol: {worst:.1f} ms")
 
 
 if __name__ == "__main__":

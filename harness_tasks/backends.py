@@ -2,7 +2,8 @@
 
 The one thing vLLM cannot guess is ``max_model_len``: too small and the 64x64 answers are cut (or rejected), too
 large and the KV cache does not fit. We size it from the largest grid in the selected tasks
-(``budget.suggest_max_model_len``) unless the user set it, and cap images per prompt at the one G2M sends.
+(``budget.suggest_max_model_len`` of the largest answer budget) unless the user set it, and cap images per
+prompt at the one G2M sends.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import re
 from dataset_builder.errors import MissingDependency
 
 from .budget import suggest_max_model_len
-from .taskgen import all_tasks, tags
+from .taskgen import budget, tags, task_info
 
 #: The package extra that brings each backend's dependencies (default: ``harness``).
 EXTRAS = {"vllm-vlm": "vllm", "vllm": "vllm"}
@@ -24,10 +25,19 @@ def missing_backend(model: str, error: ImportError) -> MissingDependency:
                              EXTRAS.get(model, "harness"))
 
 
+def task_names(tasks: tuple[str, ...]) -> list[str]:
+    """The G2M tasks a request names (tags expanded)."""
+    return [m for t in tasks for m in tags().get(t, [t]) if task_info(m)]
+
+
 def grid_sizes(tasks: tuple[str, ...]) -> list[int]:
-    sizes = {t: n for t, n, _ in all_tasks()}
-    names = [m for t in tasks for m in tags().get(t, [t])]
-    return sorted({sizes[n] for n in names if n in sizes})
+    return sorted({task_info(m)[0] for m in task_names(tasks)})
+
+
+def max_budget(tasks: tuple[str, ...]) -> int | None:
+    """The largest answer budget among the requested tasks (None when no G2M task is named)."""
+    budgets = [budget(n, protocol) for n, _, protocol in map(task_info, task_names(tasks))]
+    return max(budgets, default=None)
 
 
 def effective_model_args(model: str, model_args: str, tasks: tuple[str, ...]) -> str:
@@ -36,8 +46,8 @@ def effective_model_args(model: str, model_args: str, tasks: tuple[str, ...]) ->
         return model_args
     keys = {m.group(1) for m in re.finditer(r"(?:^|,)\s*([A-Za-z_]+)\s*=", model_args)}
     extra = []
-    if not keys & {"max_model_len", "max_length"} and grid_sizes(tasks):
-        extra.append(f"max_model_len={suggest_max_model_len(max(grid_sizes(tasks)))}")
+    if not keys & {"max_model_len", "max_length"} and max_budget(tasks):
+        extra.append(f"max_model_len={suggest_max_model_len(max_budget(tasks))}")
     if "max_images" not in keys:
         extra.append("max_images=1")
     return ",".join([a for a in [model_args.strip(",")] if a] + extra)

@@ -36,7 +36,7 @@ def max_gen_toks(grid_size: int) -> int:
     return max(MIN_GEN_TOKS, math.ceil(MARGIN * canonical_answer_chars(grid_size)) + PREAMBLE_TOKS)
 
 
-def suggest_max_model_len(max_grid_size: int, image_tokens: int = IMAGE_TOKS, prompt_tokens: int = PROMPT_TOKS) -> int:
-    """A ``max_model_len`` for vLLM that fits prompt, image and the largest answer, rounded up to 1,024."""
-    need = max_gen_toks(max_grid_size) + image_tokens + prompt_tokens
+def suggest_max_model_len(answer_tokens: int, image_tokens: int = IMAGE_TOKS, prompt_tokens: int = PROMPT_TOKS) -> int:
+    """A ``max_model_len`` for vLLM that fits prompt, image and an answer budget, rounded up to 1,024."""
+    need = answer_tokens + image_tokens + prompt_tokens
     return math.ceil(need / 1024) * 1024

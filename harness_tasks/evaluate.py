@@ -19,6 +19,7 @@ from dataset_builder.provenance import library_versions
 from . import data
 from .backends import effective_model_args, missing_backend
 from .report_table import tag_scores
+from .scoring import PROTOCOLS
 from .taskgen import TASK_DIR, TASK_VERSION, DataSource, all_tasks, tags, write_folder
 
 BASELINES = ("g2m-oracle", "g2m-random")
@@ -43,11 +44,11 @@ class EvalSpec:
     resume_chunk: int = 256  # requests per committed chunk: a crash loses at most this many answers
 
     def __post_init__(self) -> None:
-        known = {t for t, _, _ in all_tasks()} | set(tags())
+        known = {t for p in PROTOCOLS for t, _, _ in all_tasks(p)} | set(tags())
         unknown = [t for t in self.tasks if t not in known]
         if unknown or not self.tasks:
             raise UsageError(f"unknown G2M task(s) {', '.join(unknown) or '(none given)'}; "
-                             f"tags: {', '.join(tags())}; tasks look like g2m_n09_c3")
+                             f"tags: {', '.join(tags())}; tasks look like g2m_n09_c3 or g2m_paper_n09_c3")
         if self.resume_chunk < 1:
             raise UsageError(f"resume_chunk must be at least 1, got {self.resume_chunk}")
         if self.limit is not None and self.limit < 1:

@@ -3,9 +3,11 @@
 They run through the real harness path (prompt, image, ``generate_until``, parse, score), so they test it. Their
 answers are the pure functions of ``harness_tasks.baselines``: the oracle reads the cells from the image it is sent,
 the random model draws values seeded by the row id; the grid size and palette size come from the request's row, never
-from re-reading the prompt. Both honour ``max_gen_toks`` by counting one token per character (an upper bound for
-every common tokenizer), cut the answer there and report ``finish_reason == "length"``, so lowering the budget shows
-truncation.
+from re-reading the prompt. By default they write their whole answer whatever the budget (a perfect model with a
+compact enough tokenizer: the oracle scores 1.0 under both protocols). With ``budget=chars`` in the model arguments
+they honour ``max_gen_toks`` by counting one token per character (an upper bound for every common tokenizer), cut
+the answer there and report ``finish_reason == "length"``: the scripted truncating model that shows what a budget
+does (the authors' 2,048 tokens cut every list answer from N = 27 on).
 
 lm-eval 0.4.13 has no plugin discovery: a model is known only once its module is imported. ``g2m eval`` and the
 ``g2m-lm-eval`` command import this module; plain ``lm_eval`` does not see these two names.
@@ -41,9 +43,12 @@ class _Baseline(LM):
     MULTIMODAL = True
     NAME = "g2m-baseline"
 
-    def __init__(self, seed: int = 0, **_ignored) -> None:  # lm-eval passes batch_size, device, ...
+    def __init__(self, seed: int = 0, budget: str = "none", **_ignored) -> None:  # lm-eval adds batch_size, device
         super().__init__()
+        if budget not in ("none", "chars"):
+            raise ValueError(f"budget must be 'none' (ignore max_gen_toks) or 'chars' (one token per character), got {budget!r}")
         self.seed = int(seed)
+        self.count_chars = budget == "chars"
 
     @property
     def tokenizer_name(self) -> str:
@@ -68,7 +73,7 @@ class _Baseline(LM):
             _context, gen_kwargs, *rest = req.args
             images = rest[0].get("visual", []) if rest else []
             text = self.answer(req.doc or {}, images[0] if images else None)
-            budget = gen_kwargs.get("max_gen_toks")
+            budget = gen_kwargs.get("max_gen_toks") if self.count_chars else None
             if budget is not None and len(text) > int(budget):
                 result = GenText(text[: int(budget)], "length")
             else:

@@ -44,7 +44,8 @@ _FENCE = re.compile(r"```[\w+.-]*+")
 _BLANKS = re.compile(r"[ \t]{2,}+|\t")  # runs of blanks fold to one space
 _BLANK_LINES = re.compile(r"\n ?\n(?: ?\n)++")  # three or more line breaks with only blanks between
 
-__all__ = ["MAX_ABS", "MAX_ANSWER_CHARS", "STRATEGIES", "STRATEGY_NAMES", "Matrix", "ParseResult", "format_answer", "parse_matrix"]
+__all__ = ["MAX_ABS", "MAX_ANSWER_CHARS", "STRATEGIES", "STRATEGY_NAMES", "Matrix", "ParseResult", "format_answer",
+           "looks_truncated", "parse_matrix"]
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,13 @@ def _clean(text: str) -> tuple[str | None, bool, str | None]:
     text = _BLANK_LINES.sub("\n\n", _BLANKS.sub(" ", scan.ascii_digits(text)))
     truncated = truncated or text.count("[") > text.count("]")
     return text, truncated, None
+
+
+def looks_truncated(text: str) -> bool:
+    """The answer stops inside an open structure: a reasoning block, a code fence or a bracket (what ``truncated``
+    reports when the backend does not say why generation stopped)."""
+    answer = text[text.rfind("</think>") + len("</think>"):] if "</think>" in text else text
+    return "<think>" in answer or len(_FENCE.findall(answer)) % 2 == 1 or answer.count("[") > answer.count("]")
 
 
 def parse_matrix(text: object, grid_size: int) -> ParseResult:

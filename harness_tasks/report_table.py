@@ -1,11 +1,11 @@
-"""The score table ``g2m eval`` prints: one row per grid size, one column pair per palette size."""
+"""The score table ``g2m eval`` prints: per protocol, one row per grid size and a column pair per palette size, then
+each complete tag's scores."""
 
 from __future__ import annotations
 
-import re
-
-_TASK = re.compile(r"^g2m_n(\d+)_c(\d+)$")
-SCORES = ("exact_match", "cell_accuracy", "parse_failed", "truncated")
+SCORES = ("exact_match", "cell_accuracy", "cell_accuracy_strict", "parse_failed", "truncated")
+PROTOCOL_TITLES = {"g2m": "G2M protocol (G2M's parser, partial credit, G2M's budget)",
+                   "paper": "paper protocol (the authors' parser and scoring, budget min(4N^2+20N+50, 2048))"}
 
 
 def _value(entry: dict, metric: str) -> float | None:
@@ -13,30 +13,40 @@ def _value(entry: dict, metric: str) -> float | None:
     return v if isinstance(v, (int, float)) else None
 
 
-def score_table(results: dict, title: str) -> str:
-    """Markdown: exact match / cell accuracy per (N, C), then each complete tag's four scores."""
-    cells: dict[tuple[int, int], dict] = {}
+def _cells(results: dict) -> dict[str, dict[tuple[int, int], dict]]:
+    from .taskgen import task_info
+
+    out: dict[str, dict[tuple[int, int], dict]] = {}
     for task, entry in results.get("results", {}).items():
-        m = _TASK.match(task.strip(" -"))
-        if m:
-            cells[(int(m.group(1)), int(m.group(2)))] = entry
-    if not cells:
+        info = task_info(task)
+        if info:
+            n, c, protocol = info
+            out.setdefault(protocol, {})[(n, c)] = entry
+    return out
+
+
+def score_table(results: dict, title: str) -> str:
+    """Markdown: exact match / cell accuracy per (N, C) and protocol, then each complete tag's scores."""
+    by_protocol = _cells(results)
+    if not by_protocol:
         return f"{title}: no G2M task results"
-    sizes = sorted({n for n, _ in cells})
-    colours = sorted({c for _, c in cells})
-    head = "| N | " + " | ".join(f"C={c} exact | C={c} cell" for c in colours) + " | parse fail | truncated |"
-    lines = [f"### {title}", "", head, "|---:|" + "---:|" * (2 * len(colours) + 2)]
-    for n in sizes:
-        row = [str(n)]
-        fails, truncs = [], []
-        for c in colours:
-            e = cells.get((n, c), {})
-            em, ca = _value(e, "exact_match"), _value(e, "cell_accuracy")
-            row += ["-" if em is None else f"{em:.2f}", "-" if ca is None else f"{ca:.3f}"]
-            fails.append(_value(e, "parse_failed") or 0.0)
-            truncs.append(_value(e, "truncated") or 0.0)
-        row += [f"{sum(fails) / len(fails):.2f}", f"{sum(truncs) / len(truncs):.2f}"]
-        lines.append("| " + " | ".join(row) + " |")
+    lines = [f"### {title}"]
+    for protocol, cells in sorted(by_protocol.items()):
+        sizes = sorted({n for n, _ in cells})
+        colours = sorted({c for _, c in cells})
+        head = "| N | " + " | ".join(f"C={c} exact | C={c} cell" for c in colours) + " | parse fail | truncated |"
+        lines += ["", f"{PROTOCOL_TITLES[protocol]}:", "", head, "|---:|" + "---:|" * (2 * len(colours) + 2)]
+        for n in sizes:
+            row = [str(n)]
+            fails, truncs = [], []
+            for c in colours:
+                e = cells.get((n, c), {})
+                em, ca = _value(e, "exact_match"), _value(e, "cell_accuracy")
+                row += ["-" if em is None else f"{em:.2f}", "-" if ca is None else f"{ca:.3f}"]
+                fails.append(_value(e, "parse_failed") or 0.0)
+                truncs.append(_value(e, "truncated") or 0.0)
+            row += [f"{sum(fails) / len(fails):.2f}", f"{sum(truncs) / len(truncs):.2f}"]
+            lines.append("| " + " | ".join(row) + " |")
     lines += _tag_rows(results)
     return "\n".join(lines)
 
@@ -44,9 +54,9 @@ def score_table(results: dict, title: str) -> str:
 def tag_scores(results: dict) -> dict[str, dict[str, float]]:
     """Each G2M tag whose tasks all ran: its scores, the per-task means weighted by sample count (what an lm-eval
     group would aggregate; G2M's sets are tags, which lm-eval does not aggregate)."""
-    from .taskgen import tags
+    from .taskgen import tags, task_info
 
-    ran = {k.strip(" -"): v for k, v in results.get("results", {}).items() if _TASK.match(k.strip(" -"))}
+    ran = {k.strip(" -"): v for k, v in results.get("results", {}).items() if task_info(k)}
     counts = {t: (results.get("n-samples", {}).get(t) or {}).get("effective") or 1 for t in ran}
     out = {}
     for tag, members in tags().items():

@@ -1,7 +1,13 @@
 """One score per answer: the typed result every harness hook, the report and the leaderboard adapt.
 
-``score_answer(text, target)`` parses the text and applies the metrics (``harness_tasks.metrics``); nothing else in
-the package computes a score, so the same text gets the same numbers whichever path produced it.
+``score_answer(text, target, protocol=...)`` parses the text and applies the metrics; nothing else in the package
+computes a score, so the same text gets the same numbers whichever path produced it. Two protocols:
+
+- ``"g2m"`` (the default): G2M's parser cascade (``parsing``), with partial credit for answers that are not N x N
+  (missing cells wrong, extra ones ignored). ``cell_accuracy_strict`` applies the authors' rule to the same parse: an
+  answer that is not exactly N x N scores 0 cells.
+- ``"paper"``: the authors' parser and scoring, reproduced exactly (``paper``): their cascade, no reasoning handling,
+  and an answer that is not N x N is a parse error.
 """
 
 from __future__ import annotations
@@ -10,17 +16,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .metrics import Grid, cell_mask, exact_match
-from .parsing import Matrix, parse_matrix
+from .paper import parse_paper
+from .parsing import Matrix, looks_truncated, parse_matrix
 
 Mask = tuple[tuple[int, ...], ...]
+PROTOCOLS = ("g2m", "paper")
+#: Metric names every protocol reports (the numbers of a task's metric_list).
+METRICS = ("exact_match", "cell_accuracy", "cell_accuracy_strict", "parse_failed", "truncated")
 
 
 @dataclass(frozen=True)
 class AnswerScore:
-    """The score of one answer against its N x N target."""
+    """The score of one answer against its N x N target, under one protocol."""
 
+    protocol: str
     exact_match: float
     cell_accuracy: float
+    cell_accuracy_strict: float  # 0 unless the answer read is exactly N x N (the authors' rule)
     parse_failed: bool
     truncated: bool  # stopped inside an open structure, or the backend reported a length stop
     shape_mismatch: bool  # a matrix was read, but it is not N x N
@@ -34,35 +46,47 @@ class AnswerScore:
         return {
             "exact_match": self.exact_match,
             "cell_accuracy": self.cell_accuracy,
+            "cell_accuracy_strict": self.cell_accuracy_strict,
             "parse_failed": float(self.parse_failed),
             "truncated": float(self.truncated),
         }
 
     def detail(self) -> dict:
         """What a samples log keeps beside the numbers: how the answer was read, and which cells were right."""
-        return {"parse_strategy": self.strategy, "parse_reason": self.reason or "",
+        return {"protocol": self.protocol, "parse_strategy": self.strategy, "parse_reason": self.reason or "",
                 "cell_mask": [list(r) for r in self.mask]}
 
 
-def score_answer(text: object, target: Grid, finish_reason: str | None = None) -> AnswerScore:
-    """Parse ``text`` for the N x N ``target`` and score it; never raises on any text.
+def score_answer(text: object, target: Grid, finish_reason: str | None = None, protocol: str = "g2m") -> AnswerScore:
+    """Parse ``text`` for the N x N ``target`` and score it under ``protocol``; never raises on any text.
 
     ``finish_reason`` is what the backend said about why generation stopped, when it says ("length" is a cut-off).
     """
     n = len(target)
-    parsed = parse_matrix(text, n)
-    mask = tuple(tuple(r) for r in cell_mask(parsed.matrix, target))
+    if protocol == "g2m":
+        parsed = parse_matrix(text, n)
+        matrix, strategy, reason = parsed.matrix, parsed.strategy, parsed.reason
+        mismatch, truncated = parsed.shape_mismatch, parsed.truncated
+    elif protocol == "paper":
+        matrix, strategy, reason = parse_paper(text, n)
+        mismatch, truncated = False, isinstance(text, str) and looks_truncated(text)
+    else:
+        raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
+    mask = tuple(tuple(r) for r in cell_mask(matrix, target))
+    accuracy = sum(map(sum, mask)) / (n * n)
     return AnswerScore(
-        exact_match=exact_match(parsed.matrix, target),
-        cell_accuracy=sum(map(sum, mask)) / (n * n),
-        parse_failed=parsed.failed,
-        truncated=parsed.truncated or finish_reason == "length",
-        shape_mismatch=parsed.shape_mismatch,
-        strategy=parsed.strategy,
-        reason=parsed.reason,
+        protocol=protocol,
+        exact_match=exact_match(matrix, target),
+        cell_accuracy=accuracy,
+        cell_accuracy_strict=0.0 if matrix is None or mismatch else accuracy,
+        parse_failed=matrix is None,
+        truncated=truncated or finish_reason == "length",
+        shape_mismatch=mismatch,
+        strategy=strategy,
+        reason=reason,
         mask=mask,
         # only the N x N window counts; hostile text can spell a huge matrix, and a score must stay small
-        matrix=None if parsed.matrix is None else tuple(r[:n] for r in parsed.matrix[:n]),
+        matrix=None if matrix is None else tuple(r[:n] for r in matrix[:n]),
     )
 
 

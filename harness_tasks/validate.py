@@ -13,11 +13,12 @@ from pathlib import Path
 from dataset_builder.spec import IMAGE_PLACEHOLDER
 
 from . import TASK_DIR
+from .scoring import PROTOCOLS
 from .taskgen import TEMPLATE, DataSource, all_tasks, out_of_sync, tags, write_folder
 
 
 def expected_names() -> list[str]:
-    return [t for t, _, _ in all_tasks()] + list(tags())
+    return [t for p in PROTOCOLS for t, _, _ in all_tasks(p)] + list(tags())
 
 
 def validate(folder: Path = TASK_DIR, data: str | None = None) -> list[str]:
@@ -47,6 +48,7 @@ def validate(folder: Path = TASK_DIR, data: str | None = None) -> list[str]:
                     problems.append(f"{name}: no documents")
                 elif IMAGE_PLACEHOLDER not in task.doc_to_text(docs[0]):
                     problems.append(f"{name}: the prompt lacks the {IMAGE_PLACEHOLDER} placeholder")
-            if len(loaded) != len(all_tasks()):
-                problems.append(f"the tags build {len(loaded)} tasks, expected {len(all_tasks())}")
+            want = sum(len(all_tasks(p)) for p in PROTOCOLS)
+            if len(loaded) != want:
+                problems.append(f"the tags build {len(loaded)} tasks, expected {want}")
     return problems

@@ -18,6 +18,7 @@ from dataset_builder.fsutil import atomic_write_text, ensure_dir
 from dataset_builder.spec import DEFAULT_RESOLUTION, PATCH_SIZES, PROBE_RESULT_FORMAT
 from dataset_builder.untrusted import md as md_text
 from dataset_builder.untrusted import plot, strict_json
+from harness_tasks.paper import STRATEGY_NAMES as PAPER_STRATEGY_NAMES
 from harness_tasks.parsing import STRATEGY_NAMES
 
 from . import figures
@@ -67,15 +68,37 @@ def load_probes(folder: str | Path) -> dict[tuple[int, str], dict[int, float]]:
     return curves
 
 
-def score_run(run) -> list:
-    return [score_output(s.id, s.output, s.target, s.num_colors) for s in run.samples]
+def score_run(run, protocol: str = "g2m", outputs_of: str | None = None) -> list:
+    """The samples of the run's ``outputs_of`` tasks (default: ``protocol``'s own), scored under ``protocol``."""
+    source = outputs_of or protocol
+    return [score_output(s.id, s.output, s.target, s.num_colors, protocol=protocol)
+            for s in run.samples if s.protocol == source]
+
+
+def protocol_comparison(run) -> dict:
+    """Scores per (N, C) under both protocols, each labelled with where its outputs came from.
+
+    ``g2m``: the run's g2m tasks under G2M's protocol; ``paper``: its g2m_paper tasks under the paper's (its own
+    budget); ``paper_rule_on_g2m``: the g2m outputs re-scored with the paper's parser and scoring (same outputs, G2M's
+    budget: the parser's effect alone).
+    """
+    ran = {s.protocol for s in run.samples}
+    out = {}
+    for key, protocol, source in (("g2m", "g2m", "g2m"), ("paper", "paper", "paper"),
+                                  ("paper_rule_on_g2m", "paper", "g2m")):
+        if source in ran:
+            scored = score_run(run, protocol, source)
+            out[key] = {"overall": summarise(scored), "tasks": {k: summarise(v) for k, v in by_task(scored).items()}}
+    return out
 
 
 def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str | Path | None = None,
                  options: ReportOptions = ReportOptions()) -> dict:
     run = load_run(run_dir)
     out = ensure_dir(Path(out) if out else run.folder / "report")
-    scored = score_run(run)
+    main = "g2m" if any(s.protocol == "g2m" for s in run.samples) else "paper"
+    scored = score_run(run, main)
+    protocols = protocol_comparison(run)
     tasks = {k: summarise(v) for k, v in by_task(scored).items()}
     overall = summarise(scored)
     hms = heatmaps(scored)
@@ -93,13 +116,38 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str
             "end_to_end_cell_accuracy": tasks[(n, c)]["cell_accuracy"], "gap": curve[n] - tasks[(n, c)]["cell_accuracy"]}
            for (c, label), curve in sorted(curves.items()) for n in sorted(curve) if (n, c) in tasks]
     strategies = {k: Counter(r.score.strategy for r in v) for k, v in by_task(scored).items()}
-    report = {"model": run.model, "results_file": run.results_path.name, "overall": overall,
+    report = {"model": run.model, "results_file": run.results_path.name, "protocol": main, "overall": overall,
+              "protocols": {k: {"overall": v["overall"],
+                                "tasks": [{"grid_size": n, "num_colors": c, **t} for (n, c), t in v["tasks"].items()]}
+                            for k, v in protocols.items()},
               "tasks": [{"grid_size": n, "num_colors": c, **s, "parse_strategies": dict(strategies[(n, c)])}
                         for (n, c), s in tasks.items()],
               "patch_alignment": align, "confusion": conf.tolist(), "digital_agnosia_gap": gap, "figures": figs}
     _write(out, report, tasks, overall, align, gap, figs, run, options)
     report["output_dir"] = str(out)
     return report
+
+
+PROTOCOL_NOTE = ("G2M: G2M's parser with partial credit, G2M's answer budget; strict: the same parse, 0 cells "
+                 "unless exactly N x N (the authors' rule). Paper: the authors' parser and scoring on the run's "
+                 "g2m_paper tasks (their budget, min(4N^2+20N+50, 2048)). Paper rule on G2M outputs: the run's g2m "
+                 "outputs re-scored with the authors' parser and scoring (their rule, G2M's budget).")
+PROTOCOL_COLUMNS = (("g2m", "G2M", ("exact_match", "cell_accuracy", "cell_accuracy_strict")),
+                    ("paper", "paper", ("exact_match", "cell_accuracy")),
+                    ("paper_rule_on_g2m", "paper rule on G2M outputs", ("exact_match", "cell_accuracy")))
+
+
+def protocol_rows(protocols: dict) -> tuple[list[str], list[list[str]]]:
+    """The side-by-side table: one row per (N, C), a column group per protocol the run has."""
+    present = [(k, label, metrics) for k, label, metrics in PROTOCOL_COLUMNS if k in protocols]
+    headers = ["N", "C"] + [f"{label} {m.replace('cell_accuracy_strict', 'strict cell').replace('_', ' ')}"
+                            for _, label, metrics in present for m in metrics]
+    by_key = {k: {(t["grid_size"], t["num_colors"]): t for t in protocols[k]["tasks"]} for k, _, _ in present}
+    cells = sorted({nc for v in by_key.values() for nc in v})
+    rows = [[str(n), str(c)] + [fmt(by_key[k].get((n, c), {}).get(m)) for k, _, metrics in present for m in metrics]
+            for n, c in cells]
+    rows.append(["all", ""] + [fmt(protocols[k]["overall"].get(m)) for k, _, metrics in present for m in metrics])
+    return headers, rows
 
 
 def _write(out: Path, report: dict, tasks: dict, overall: dict, align: list, gap: list, figs: dict, run,
@@ -126,9 +174,10 @@ def _write(out: Path, report: dict, tasks: dict, overall: dict, align: list, gap
          f"for a model that sees the image at {options.input_size:g} px.",
          ["patch px", "share outside dominant patch", "cells", "cell accuracy"], align_rows),
     ]
-    names = list(STRATEGY_NAMES)
-    sections.append(("How answers were read", "Per task, how many answers each parse strategy read (the first that "
-                     "finds a matrix wins); none is a parse failure.", ["N", "C", *names],
+    sections.append(("Protocols side by side", PROTOCOL_NOTE, *protocol_rows(report["protocols"])))
+    names = list(STRATEGY_NAMES if report["protocol"] == "g2m" else PAPER_STRATEGY_NAMES)
+    sections.append(("How answers were read", f"Per task ({report['protocol']} protocol), how many answers each parse "
+                     "strategy read (the first that finds a matrix wins); none is a parse failure.", ["N", "C", *names],
                      [[str(t["grid_size"]), str(t["num_colors"]), *(str(t["parse_strategies"].get(k, 0)) for k in names)]
                       for t in report["tasks"]]))
     if gap:

@@ -13,6 +13,7 @@ import numpy as np
 from dataset_builder.errors import G2MError
 from dataset_builder.spec import MAX_COLOURS, MIN_COLOURS
 from harness_tasks.evaluate import model_name
+from harness_tasks.taskgen import task_info
 
 _RESULTS = re.compile(r"^results_(?P<date>.+)\.json$")
 
@@ -28,6 +29,7 @@ class Sample:
     num_colors: int
     target: np.ndarray
     output: str
+    protocol: str = "g2m"  # the protocol of the task that produced it: g2m_n09_c3 or g2m_paper_n09_c3
 
 
 @dataclass
@@ -108,15 +110,17 @@ def load_run(path: str | Path) -> Run:
         raise RunError(f"{results_path.name}: not readable lm-eval results ({type(e).__name__}: {e})") from None
     if not isinstance(results, dict):
         raise RunError(f"{results_path.name}: not readable lm-eval results (not a JSON object)")
-    files = sorted(folder.glob(f"samples_g2m_n*_{date}.jsonl"))
+    files = sorted(f for f in folder.glob(f"samples_g2m_*_{date}.jsonl")
+                   if task_info(f.name[len("samples_"):-len(f"_{date}.jsonl")]))
     if not files:
         raise RunError(f"{folder} has no G2M samples for the run of {date}; evaluate with --log_samples (g2m eval always does)")
     samples: list[Sample] = []
-    where: dict[str, tuple[str, int, str]] = {}
+    where: dict[tuple[str, str], tuple[str, int, str]] = {}
     for f in [results_path, *files]:
         if not f.is_file():  # a FIFO or a device would block or never end
             raise RunError(f"{f.name}: not a regular file")
     for f in files:
+        protocol = task_info(f.name[len("samples_"):-len(f"_{date}.jsonl")])[2]
         with open(f, encoding="utf-8", errors="strict") as fh:
             line_no = 0
             try:
@@ -124,12 +128,14 @@ def load_run(path: str | Path) -> Run:
                     if not line.strip():
                         continue
                     s = _sample(line)
-                    if s.id in where:
-                        first = where[s.id]
+                    s.protocol = protocol
+                    key = (protocol, s.id)
+                    if key in where:
+                        first = where[key]
                         if first[2] != s.output:
                             raise ValueError(f"id {s.id} was logged before, at {first[0]}:{first[1]}, with another output")
                         continue
-                    where[s.id] = (f.name, line_no, s.output)
+                    where[key] = (f.name, line_no, s.output)
                     samples.append(s)
             except (ValueError, RecursionError, UnicodeDecodeError) as e:
                 raise RunError(f"{f.name}:{line_no}: not a G2M sample ({e})") from None

@@ -61,6 +61,10 @@ class Scored:
         return self.score.cell_accuracy
 
     @property
+    def cell_accuracy_strict(self) -> float:
+        return self.score.cell_accuracy_strict
+
+    @property
     def parse_failed(self) -> bool:
         return self.score.parse_failed
 
@@ -84,11 +88,12 @@ class Scored:
         return pred
 
 
-def score_output(sample_id: str, output: object, target, num_colors: int, finish_reason: str | None = None) -> Scored:
-    """Re-score one raw output against its target with the harness's own ``score_answer``."""
+def score_output(sample_id: str, output: object, target, num_colors: int, finish_reason: str | None = None,
+                 protocol: str = "g2m") -> Scored:
+    """Re-score one raw output against its target with the harness's own ``score_answer``, under ``protocol``."""
     grid = as_grid(target)
     return Scored(sample_id, len(grid), num_colors, np.asarray(grid, dtype=np.int64),
-                  score_answer(output, grid, finish_reason))
+                  score_answer(output, grid, finish_reason, protocol))
 
 
 def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -117,10 +122,12 @@ def summarise(rows: list[Scored]) -> dict:
     pf = sum(r.parse_failed for r in rows)
     tr = sum(r.truncated for r in rows)
     ca = np.array([r.cell_accuracy for r in rows])
+    strict = np.array([r.cell_accuracy_strict for r in rows])
     return {
         "n": n,
         "exact_match": em / n if n else math.nan, "exact_match_ci": wilson(em, n),
         "cell_accuracy": float(ca.mean()) if n else math.nan, "cell_accuracy_ci": bootstrap_mean(ca),
+        "cell_accuracy_strict": float(strict.mean()) if n else math.nan,
         "parse_failed": pf / n if n else math.nan, "parse_failed_ci": wilson(pf, n),
         "truncated": tr / n if n else math.nan, "truncated_ci": wilson(tr, n),
     }

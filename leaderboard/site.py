@@ -23,6 +23,7 @@ from dataset_builder.errors import UsageError
 from dataset_builder.fsutil import atomic_write_text, ensure_dir, safe_name
 from dataset_builder.render import render_rgb
 from dataset_builder.spec import PATCH_SIZES, README_NAME
+from dataset_builder.untrusted import md as md_text
 from dataset_builder.untrusted import plot, term
 from harness_tasks.baselines import oracle_answer, random_answer
 
@@ -62,21 +63,35 @@ def slug(name: str, suffix: str = "") -> str:
 
 
 @lru_cache(maxsize=1)
-def _baseline_scores() -> tuple[list, list]:
+def _baseline_scores() -> dict[str, dict[str, list]]:
     """The oracle's and the random model's outputs on the full release, made offline by the same functions the
-    lm-eval models call, then scored like any other."""
-    oracle, rand = [], []
+    lm-eval models call, then scored like any other (under G2M's protocol and the paper's rule)."""
+    out: dict[str, dict[str, list]] = {"g2m-oracle": {"g2m": [], "paper_rule_on_g2m": []},
+                                       "g2m-random": {"g2m": [], "paper_rule_on_g2m": []}}
     for sid, t in zero_shot_truth().items():
         m = truth_matrix(t)
-        oracle.append(score_output(sid, oracle_answer(Image.fromarray(render_rgb(m)), t.grid_size), m, t.num_colors))
-        rand.append(score_output(sid, random_answer(t.grid_size, t.num_colors, sid), m, t.num_colors))
-    return oracle, rand
+        answers = {"g2m-oracle": oracle_answer(Image.fromarray(render_rgb(m)), t.grid_size),
+                   "g2m-random": random_answer(t.grid_size, t.num_colors, sid)}
+        for name, answer in answers.items():
+            out[name]["g2m"].append(score_output(sid, answer, m, t.num_colors))
+            out[name]["paper_rule_on_g2m"].append(score_output(sid, answer, m, t.num_colors, protocol="paper"))
+    return out
 
 
 def baseline_rows() -> list[dict]:
-    oracle, rand = _baseline_scores()
-    return [{"name": name, "kind": "baseline", "scored": scored, "meta": {"model": {"id": name, "backend": "built-in"}}}
-            for name, scored in (("g2m-oracle", oracle), ("g2m-random", rand))]
+    return [{"name": name, "kind": "baseline", "scored": scored["g2m"],
+             "protocols": {k: summarise(v) for k, v in scored.items()},
+             "meta": {"model": {"id": name, "backend": "built-in"}}}
+            for name, scored in _baseline_scores().items()]
+
+
+def paper_column(row: dict) -> tuple[dict | None, str]:
+    """The paper-protocol scores a row has: from its g2m_paper outputs if it sent them, else its g2m outputs
+    re-scored with the paper's rule (marked with an asterisk)."""
+    protocols = row.get("protocols") or {}
+    if "paper" in protocols:
+        return protocols["paper"], ""
+    return protocols.get("paper_rule_on_g2m"), "*"
 
 
 def _model_page(row: dict, folder: Path) -> str:
@@ -127,7 +142,8 @@ def build_site(submissions: str | Path, out: str | Path) -> dict:
         v = validate(f)
         if v.ok:
             rows.append({"name": v.metadata["model"]["id"], "kind": "submission", "scored": v.scored, "meta": v.metadata,
-                         "file": f.name, "sha256": v.sha256, "warnings": v.warnings, "data": v.data})
+                         "file": f.name, "sha256": v.sha256, "warnings": v.warnings, "data": v.data,
+                         "protocols": v.scores.get("protocols", {})})
         else:
             rejected.append({"file": f.name, "reason": v.reason})
     ensure_dir(out / "models")
@@ -155,65 +171,70 @@ def _csv_cell(value: str) -> str:
     return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
 
 
-def _board(rows: list[dict], ns: list[int], table_id: str, reported: dict | None = None) -> tuple[str, list]:
-    headers = ["model", "kind", "backend", "exact match", "cell accuracy", "parse failed", "truncated",
-               *[f"N={n}" for n in ns]]
+def _board(rows: list[dict], ns: list[int], table_id: str) -> tuple[str, list]:
+    headers = ["model", "kind", "backend", "exact match", "cell accuracy", "strict cell", "paper exact", "paper cell",
+               "parse failed", "truncated", *[f"N={n}" for n in ns]]
     html_rows, csv_rows = [], []
     for r in sorted(rows, key=lambda r: -r["overall"]["cell_accuracy"]):
         o = r["overall"]
-        vals = [o["exact_match"], o["cell_accuracy"], o["parse_failed"], o["truncated"],
+        paper, mark = paper_column(r)
+        vals = [o["exact_match"], o["cell_accuracy"], o["cell_accuracy_strict"],
+                (paper or {}).get("exact_match"), (paper or {}).get("cell_accuracy"), o["parse_failed"], o["truncated"],
                 *[r["by_n"][n]["cell_accuracy"] for n in ns]]
         backend = (r["meta"].get("model") or {}).get("backend") or ""
         cells = [f"<td class=\"text\" data-v=\"{esc(r['name'])}\"><a href=\"{esc(r['page'])}\">{esc(r['name'])}</a>"
                  + (" <span class=\"badge\">baseline</span>" if r["kind"] == "baseline" else "") + "</td>",
                  f"<td class=\"text\" data-v=\"{esc(r['kind'])}\">{esc(r['kind'])}</td>",
                  f"<td class=\"text\" data-v=\"{esc(backend)}\">{esc(backend)}</td>"]
-        cells += [f"<td data-v=\"{v:.6f}\">{fmt(v)}</td>" for v in vals]
+        cells += ["<td data-v=\"\">-</td>" if v is None else
+                  f"<td data-v=\"{v:.6f}\">{fmt(v)}{mark if k in (3, 4) else ''}</td>" for k, v in enumerate(vals)]
         html_rows.append(f"<tr class=\"{esc(r['kind'])}\">" + "".join(cells) + "</tr>")
-        csv_rows.append([r["name"], r["kind"], r.get("data", RELEASE), backend, *[f"{v:.6f}" for v in vals]])
-    for rep in (reported or {}).get("rows", []):
-        cell_by_n = {x["grid_size"]: x["value"] for x in rep["results"] if x["metric"] == "cell_accuracy"}
-        notes = "; ".join(f"{x['metric'].replace('_', ' ')} {x['value']:.4f} at {x['grid_size']}x{x['grid_size']}"
-                          for x in rep["results"])
-        cells = [f"<td class=\"text\" data-v=\"{esc(rep['model'])}\">{esc(rep['model'])} <span class=\"badge\">"
-                 "reported, not re-scored</span></td>", "<td class=\"text\" data-v=\"reported\">reported</td>",
-                 f"<td class=\"text\" data-v=\"\">paper: {esc(notes)}</td>"]
-        cells += ["<td data-v=\"\">-</td>"] * 4
-        cells += [f"<td data-v=\"{cell_by_n[n]:.6f}\">{fmt(cell_by_n[n])}</td>" if n in cell_by_n else "<td data-v=\"\">-</td>"
-                  for n in ns]
-        html_rows.append("<tr class=\"reported\">" + "".join(cells) + "</tr>")
-        csv_rows.append([rep["model"], "reported, not re-scored", "paper", f"paper: {notes}", "", "", "", "",
-                         *[f"{cell_by_n[n]:.6f}" if n in cell_by_n else "" for n in ns]])
+        csv_rows.append([r["name"], r["kind"], r.get("data", RELEASE), backend,
+                         *["" if v is None else f"{v:.6f}" for v in vals]])
     head = "".join(f"<th class=\"sortable{' text' if i < 3 else ''}\">{esc(h)}</th>" for i, h in enumerate(headers))
     board = (f"<div style=\"overflow-x:auto\"><table id=\"{table_id}\" class=\"sortable\"><thead><tr>{head}</tr>"
              f"</thead><tbody>{''.join(html_rows)}</tbody></table></div>")
     return board, csv_rows
 
 
+REPORTED_HEADERS = ["model", "what", "metric", "grid", "palette", "as stated", "where in the paper"]
+
+
+def _reported_rows(reported: dict) -> list[list[str]]:
+    return [[r["model"], r["kind"], r["metric"], r["grid"], "not stated", r["value"], r["where"]] for r in reported["rows"]]
+
+
 def _write_index(out: Path, rows: list[dict], reported: dict, rejected: list[dict]) -> None:
     ns = list(ZERO_SHOT_SIZES)
     ranked = [r for r in rows if r.get("data", RELEASE) == RELEASE]
     local = [r for r in rows if r.get("data", RELEASE) != RELEASE]
-    board, csv_rows = _board(ranked, ns, "board", reported)
+    board, csv_rows = _board(ranked, ns, "board")
     local_board, local_csv = _board(local, ns, "local")
     rej = (table(["file", "reason"], [[r["file"], r["reason"]] for r in rejected], text_cols=2) if rejected
            else "<p class=\"muted\">none</p>")
+    reported_table = table(REPORTED_HEADERS, _reported_rows(reported), text_cols=7, attrs="id=\"reported\"")
     body = ("<h1>Grid2Matrix leaderboard</h1><p>Every submission is validated and every output re-parsed and re-scored "
-            "here; numbers in submitted files are ignored. Cell accuracy per grid size N averages the palettes "
-            "(3, 5, 10 colours). Click a column to sort.</p>" + board +
-            f"<p class=\"muted\">{esc(reported['note'])} Source: {esc(reported['source'])}.</p>"
+            "here; numbers in submitted files are ignored. Scores use G2M's protocol (its parser, partial credit, its "
+            "answer budget); strict cell counts 0 cells for an answer that is not exactly N x N (the authors' rule); "
+            "the paper columns use the authors' parser and scoring: on the model's g2m_paper outputs (the authors' "
+            "budget) when it sent them, else, marked *, on its g2m outputs. Cell accuracy per grid size N averages "
+            "the palettes (3, 5, 10 colours). Click a column to sort.</p>" + board +
             "<h2>Runs on other data (not ranked)</h2><p class=\"muted\">Accepted and re-scored, but the data these runs "
             "read does not hash to the release's, so their numbers are not comparable.</p>"
             + (local_board if local else "<p class=\"muted\">none</p>") +
+            f"<h2>Reported in the paper (not re-scored, not ranked)</h2><p class=\"muted\">{esc(reported['note'])} "
+            f"Source: <a href=\"{esc(reported['url'])}\">{esc(reported['source'])}</a>.</p>{reported_table}"
             f"<h2>Rejected submissions</h2>{rej}"
             "<p class=\"muted\">Also as <a href=\"leaderboard.csv\">CSV</a> and <a href=\"leaderboard.md\">markdown</a>.</p>")
     atomic_write_text(out / "index.html", page("Grid2Matrix leaderboard", body, SORT_JS))
-    headers = ["model", "kind", "data", "backend", "exact match", "cell accuracy", "parse failed", "truncated",
-               *[f"N={n}" for n in ns]]
+    headers = ["model", "kind", "data", "backend", "exact match", "cell accuracy", "strict cell", "paper exact",
+               "paper cell", "parse failed", "truncated", *[f"N={n}" for n in ns]]
     buf = io.StringIO()
     csv.writer(buf).writerows([headers, *[[_csv_cell(str(c)) for c in r] for r in csv_rows + local_csv]])
     atomic_write_text(out / "leaderboard.csv", buf.getvalue())
-    atomic_write_text(out / "leaderboard.md", md_table(headers, [[c if c else "-" for c in r] for r in csv_rows + local_csv])
-                      + "\n")
+    md = [md_table(headers, [[c if c else "-" for c in r] for r in csv_rows + local_csv]), "",
+          "## Reported in the paper (not re-scored, not ranked)", "", md_text(reported["note"]), "",
+          md_table(REPORTED_HEADERS, _reported_rows(reported))]
+    atomic_write_text(out / "leaderboard.md", "\n".join(md) + "\n")
     atomic_write_text(out / README_NAME, "---\ntitle: Grid2Matrix leaderboard\nsdk: static\napp_file: index.html\n"
                       "pinned: false\n---\n\nStatic site built by `g2m leaderboard build`.\n")

@@ -82,15 +82,22 @@ def metadata_from_run(results: dict, model: str) -> dict:
 
 
 def write_submission(run_dir: str | Path, out: str | Path | None = None, allow_partial: bool = False) -> Path:
+    """The run's outputs as a submission: ``records`` from its g2m tasks and, when it ran them, ``paper_records``
+    from its g2m_paper tasks (the paper's protocol, with the authors' budget)."""
     run = load_run(run_dir)
     known = zero_shot_truth()
-    by_id = {s.id: s.output for s in run.samples}
-    missing = [i for i in known if i not in by_id]
-    if missing and not allow_partial:
-        raise Rejected(f"the run covers {len(known) - len(missing):,} of the {len(known):,} zero_shot ids "
-                       f"(first missing: {missing[0]}); evaluate all of g2m with the release, or pass --allow-partial")
-    records = [{"id": i, "output": by_id[i]} for i in known if i in by_id]
-    doc = {"format": FORMAT, "metadata": metadata_from_run(run.results, run.model), "records": records}
+    doc = {"format": FORMAT, "metadata": metadata_from_run(run.results, run.model)}
+    for key, protocol in (("records", "g2m"), ("paper_records", "paper")):
+        by_id = {s.id: s.output for s in run.samples if s.protocol == protocol}
+        if not by_id and protocol == "paper":
+            continue
+        missing = [i for i in known if i not in by_id]
+        if missing and not allow_partial:
+            tag = "g2m" if protocol == "g2m" else "g2m_paper"
+            raise Rejected(f"the run's {tag} tasks cover {len(known) - len(missing):,} of the {len(known):,} zero_shot "
+                           f"ids (first missing: {missing[0]}); evaluate all of {tag} with the release, or pass "
+                           "--allow-partial")
+        doc[key] = [{"id": i, "output": by_id[i]} for i in known if i in by_id]
     raw = json.dumps(doc).encode("ascii")  # every non-ASCII character escaped: any output round-trips
     out = Path(out) if out else run.folder / "submission.json.gz"
     data = gzip.compress(raw, mtime=0) if out.name.endswith(".gz") else raw
@@ -138,62 +145,79 @@ def data_of(meta: dict) -> tuple[str, str | None]:
 
 
 class _Records:
-    """Checks and scores records one at a time, as the reader hands them over."""
+    """Checks and scores records one at a time, as the reader hands them over, under each protocol asked for."""
 
-    def __init__(self) -> None:
+    def __init__(self, key: str, scorings: tuple[tuple[str, str], ...]) -> None:
+        self.key, self.scorings = key, scorings  # (name of the scores, protocol)
         self.truth = zero_shot_truth()
         self.seen: set[str] = set()
-        self.scored: list = []
+        self.scored: dict[str, list] = {name: [] for name, _ in scorings}
         self.extra_fields: set[str] = set()
         self.with_extra = 0
 
     def __call__(self, k: int, rec: object) -> None:
-        truth = self.truth
+        truth, what = self.truth, f"{self.key} {k}"
         if k >= 2 * len(truth):
-            raise Rejected(f"over {2 * len(truth):,} records; the release has {len(truth):,} ids")
+            raise Rejected(f"over {2 * len(truth):,} {self.key}; the release has {len(truth):,} ids")
         if not isinstance(rec, dict) or not isinstance(rec.get("id"), str) or not isinstance(rec.get("output"), str):
-            raise Rejected(f"record {k} must be an object with a string id and a string output")
+            raise Rejected(f"{what} must be an object with a string id and a string output")
         rid = rec["id"]
         if rid not in truth:
-            raise Rejected(f"record {k}: unknown id {term(rid, 80)!r}")
+            raise Rejected(f"{what}: unknown id {term(rid, 80)!r}")
         if rid in self.seen:
-            raise Rejected(f"record {k}: id {rid} appears more than once")
+            raise Rejected(f"{what}: id {rid} appears more than once")
         if len(rec["output"]) > MAX_OUTPUT_CHARS:
-            raise Rejected(f"record {k} ({rid}): output of {len(rec['output']):,} characters, over {MAX_OUTPUT_CHARS:,}")
+            raise Rejected(f"{what} ({rid}): output of {len(rec['output']):,} characters, over {MAX_OUTPUT_CHARS:,}")
         self.seen.add(rid)
         extra = set(rec) - {"id", "output"}
         if extra:
             self.with_extra += 1
             self.extra_fields |= {term(x, 40) for x in extra}
         t = truth[rid]
-        self.scored.append(score_output(rid, rec["output"], truth_matrix(t), t.num_colors))
+        target = truth_matrix(t)
+        for name, protocol in self.scorings:
+            self.scored[name].append(score_output(rid, rec["output"], target, t.num_colors, protocol=protocol))
+
+    def check_complete(self) -> None:
+        missing = [i for i in self.truth if i not in self.seen]
+        if missing:
+            raise Rejected(f"{self.key}: {len(missing):,} of {len(self.truth):,} ids are missing (first: {missing[0]})")
 
 
 def validate(path: str | os.PathLike) -> Validation:
-    """Check a submission file and re-score it; a rejection is a result (ok=False, reason), never an exception."""
+    """Check a submission file and re-score it; a rejection is a result (ok=False, reason), never an exception.
+
+    ``records`` (outputs of the g2m tasks) are scored under G2M's protocol and, for comparison, under the paper's
+    scoring rule; optional ``paper_records`` (outputs of the g2m_paper tasks, the authors' budget) under the paper's.
+    """
     try:
         raw = read_bytes(Path(path))
         sha = hashlib.sha256(raw).hexdigest()
         check_utf8(raw)
         check_structure(raw)
-        records = _Records()
-        doc = read_object(raw, {"records": records}, {"format": _check_format, "metadata": _check_metadata})
+        records = _Records("records", (("g2m", "g2m"), ("paper_rule_on_g2m", "paper")))
+        paper = _Records("paper_records", (("paper", "paper"),))
+        doc = read_object(raw, {"records": records, "paper_records": paper},
+                          {"format": _check_format, "metadata": _check_metadata})
         _check_format(doc.get("format"))
         if "records" not in doc:
             raise Rejected("records must be a list")
         meta = _check_metadata(doc.get("metadata"))
         warnings = [f"ignored top-level field {term(k, 40)!r}" for k in sorted(doc)
-                    if k not in ("format", "metadata", "records")]
-        if records.with_extra:
-            warnings.append(f"ignored field(s) {', '.join(sorted(records.extra_fields)[:10])} in "
-                            f"{records.with_extra:,} records")
-        missing = [i for i in records.truth if i not in records.seen]
-        if missing:
-            raise Rejected(f"{len(missing):,} of {len(records.truth):,} ids are missing (first: {missing[0]})")
+                    if k not in ("format", "metadata", "records", "paper_records")]
+        for r in (records, paper):
+            if r.with_extra:
+                warnings.append(f"ignored field(s) {', '.join(sorted(r.extra_fields)[:10])} in {r.with_extra:,} {r.key}")
+        records.check_complete()
+        if "paper_records" in doc:
+            paper.check_complete()
         kind, note = data_of(meta)
         if note:
             warnings.append(note)
-        return Validation(True, None, sha, meta, _scores(records.scored), warnings, records.scored, kind)
+        scores = _scores(records.scored["g2m"])
+        scores["protocols"] = {name: summarise(rows) for name, rows in (*records.scored.items(), *paper.scored.items())
+                               if rows}
+        return Validation(True, None, sha, meta, scores, warnings, records.scored["g2m"], kind)
     except Rejected as e:
         return Validation(False, str(e))
 

@@ -11,8 +11,8 @@ def _probe(args: argparse.Namespace) -> int:
     from .probe import TrainConfig
     from .run import ProbeSpec, run_probe
 
-    train = TrainConfig(probe=args.probe, steps=args.steps, batch_size=args.train_batch_size, lr=args.lr,
-                        eval_every=args.eval_every, patience=args.patience, seed=args.seed)
+    train = TrainConfig(probe=args.probe, steps=args.steps, batch_size=args.train_batch_size, sampling=args.sampling,
+                        lr=args.lr, eval_every=args.eval_every, patience=args.patience, seed=args.seed)
     spec = ProbeSpec(encoder=args.encoder, config=args.config, readout=args.readout, revision=args.revision,
                      data=args.data, out=args.out, cache_dir=args.cache_dir or f"{args.out}/cache", device=args.device,
                      dtype=args.dtype, cache_dtype=args.cache_dtype, batch_size=args.batch_size, train=train)
@@ -28,8 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("probe", help="probe a frozen vision encoder on a probe_n{N}_c{C} config")
     p.add_argument("--encoder", required=True, help="model folder or Hub id (Qwen2/2.5/3-VL, InternVL-HF, SigLIP, CLIP)")
     p.add_argument("--config", required=True, help="probing config, e.g. probe_n32_c3")
-    p.add_argument("--readout", default="vision", choices=["vision", "projector"],
-                   help="patch tokens before (vision) or after (projector) the merger/projector")
+    p.add_argument("--readout", default="vision", choices=["vision", "vision_raw", "projector"],
+                   help="patch tokens before the merger/projector (vision; for Qwen after its merger's norm, as the "
+                        "authors read them), Qwen's before that norm (vision_raw), or after the merger (projector)")
     p.add_argument("--revision", default=None, help="model revision on the Hub")
     p.add_argument("--data", default=None, help="a local build (g2m build) instead of the Hub release")
     p.add_argument("--out", default="g2m-probes", help="results folder")
@@ -40,7 +41,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--batch-size", type=int, default=16, help="images per encoder pass")
     p.add_argument("--probe", default="conv", choices=["conv", "linear"])
     p.add_argument("--steps", type=int, default=5000)
-    p.add_argument("--train-batch-size", type=int, default=64)
+    p.add_argument("--train-batch-size", type=int, default=32, help="probe training batch (the authors': 32)")
+    p.add_argument("--sampling", default="epochs", choices=["epochs", "replacement"],
+                   help="shuffled epochs (the authors') or random batches drawn with replacement")
     p.add_argument("--lr", type=float, default=5e-4)
     p.add_argument("--eval-every", type=int, default=500)
     p.add_argument("--patience", type=int, default=3)

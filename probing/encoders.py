@@ -2,8 +2,10 @@
 
 Families: Qwen2-VL, Qwen2.5-VL and Qwen3-VL (the vision tower of the full VLM), InternVL in its HF format
 (``InternVLForConditionalGeneration``), and plain SigLIP/SigLIP2/CLIP vision models. Read-out points:
-``vision`` is the tower's patch tokens before the merger/projector; ``projector`` is after it (Qwen's 2x2 merger,
-InternVL's pixel shuffle + MLP), i.e. what the language model receives. Plain ViTs have only ``vision``.
+``vision`` is the tower's patch tokens before the merger/projector (for the Qwen family, after the merger's own
+normalisation, ``ln_q``/``norm``, which the authors apply before reading out: per patch, so the grid is unchanged);
+``vision_raw`` is Qwen's tokens before that norm; ``projector`` is after the merger (Qwen's 2x2 merger, InternVL's
+pixel shuffle + MLP), i.e. what the language model receives. Plain ViTs have only ``vision``.
 
 Images go through the model's own image processor (``AutoImageProcessor``): for Qwen that is the PIL one, which
 needs no torchvision (only ``AutoProcessor`` does, for its video processor). Its resizing (Qwen's min/max pixels,
@@ -26,7 +28,9 @@ from dataset_builder.errors import UsageError
 
 from . import tokens as tk
 
-READOUTS = ("vision", "projector")
+#: vision: the tower's patch tokens before the merger/projector (for Qwen, after the merger's own norm, as the authors
+#: read them); vision_raw: Qwen's tokens before that norm; projector: after the merger/projector.
+READOUTS = ("vision", "vision_raw", "projector")
 QWEN = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")
 VITS = frozenset({"siglip", "siglip_vision_model", "siglip2", "siglip2_vision_model", "clip", "clip_vision_model"})
 
@@ -95,6 +99,8 @@ class Encoder:
             widx, _ = get_vision_window_index(thw, spatial_merge_size=merge, window_size=cfg.window_size,
                                               patch_size=cfg.patch_size)
             hidden = tk.unwindow(hidden, widx.to(hidden.device), merge)
+        if self.readout == "vision":
+            hidden = merger_norm(self.model)(hidden)
         parts = torch.split(hidden, sizes)
         return [tk.qwen_patch_grid(p, g, merge).float() for p, g in zip(parts, thw, strict=True)]
 
@@ -131,6 +137,16 @@ _PROCESSOR_KEYS = {"size", "crop_size", "do_resize", "do_center_crop", "resample
                    "max_patches", "max_num_patches", "image_mean", "image_std", "do_rescale", "rescale_factor"}
 
 
+def merger_norm(tower: torch.nn.Module) -> torch.nn.Module:
+    """The normalisation the Qwen merger applies to each patch token before merging 2x2 blocks (Qwen2/2.5-VL
+    ``merger.ln_q``, Qwen3-VL ``merger.norm``); the authors read the "vision" features after it."""
+    merger = tower.merger
+    norm = getattr(merger, "ln_q", None) or getattr(merger, "norm", None)
+    if norm is None or getattr(merger, "use_postshuffle_norm", False):
+        raise EncoderError(f"this {type(tower).__name__} has no per-patch norm before its merger")
+    return norm
+
+
 def family_of(config) -> str:
     model_type = getattr(config, "model_type", None)
     if model_type in QWEN or model_type == "internvl" or model_type in VITS:
@@ -158,6 +174,8 @@ def load_encoder(name: str, readout: str = "vision", revision: str | None = None
     family = family_of(config)
     if family in VITS and readout == "projector":
         raise EncoderError(f"{name} is a plain vision encoder ({family}); it has no projector to read out")
+    if family not in QWEN and readout == "vision_raw":
+        raise EncoderError(f"vision_raw is the Qwen family's tokens before its merger's norm; {name} is {family}")
     model = _load_tower(name, revision, family, readout, torch_dtype)
     model.requires_grad_(False).eval().to(device)
     image_processor = AutoImageProcessor.from_pretrained(name, revision=revision)

@@ -29,6 +29,10 @@ KEY_FILE = "key.json"
 CACHE_FORMAT = "g2m-probe-cache/1"
 
 
+class NonFiniteFeatures(UsageError):
+    """An encoder's features overflow the cache's dtype (or are NaN): they are refused, never cached."""
+
+
 class CacheMismatch(UsageError):
     """A cache folder was built with other settings than this run's."""
 
@@ -108,7 +112,17 @@ def extract_split(encoder: Encoder, dataset, folder: Path, split: str, batch_siz
             grids = encoder.grids([im.convert("RGB") for im in rows["image"]])
             if out is None:
                 out = np.lib.format.open_memmap(partial, mode="w+", dtype=cache_dtype, shape=(n, *grids[0].shape))
-            out[start : start + len(grids)] = np.stack([g.cpu().numpy() for g in grids]).astype(cache_dtype)
+            block = np.stack([g.cpu().numpy() for g in grids])
+            with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected and reported just below
+                stored = block.astype(cache_dtype)
+            if not np.isfinite(stored).all():
+                raise NonFiniteFeatures(
+                    f"{encoder.name} [{encoder.readout}] gave features that are not finite in {cache_dtype} "
+                    f"(largest magnitude {float(np.nanmax(np.abs(block))):.3g}; rows {start}..{start + len(grids) - 1} of "
+                    f"{split}); nothing was cached. "
+                    + ("Rerun with --cache-dtype float32." if np.isfinite(block).all() else
+                       "The encoder itself produced NaN or infinity: try --dtype float32."))
+            out[start : start + len(grids)] = stored
             bar.update(len(grids))
         out.flush()
         del out

@@ -1,10 +1,12 @@
 """The spatial probe and its training, following the authors' recipe.
 
 Patch grids (H, W, D) are bilinearly resized to the N x N cell grid, then classified per cell: a 1x1 conv
-D -> 512, BatchNorm, GELU, 1x1 conv 512 -> C (``conv``), or a single 1x1 conv D -> C (``linear``). AdamW
-(lr 5e-4, weight decay 1e-4), 5% linear warm-up then cosine decay, gradient clipping at 1.0, validation every K steps,
-early stopping on validation cell accuracy (patience 3); the test split is scored with the best weights. Every random
-choice comes from one seed.
+D -> 512, BatchNorm, GELU, 1x1 conv 512 -> C (``conv``), or a single 1x1 conv D -> C (``linear``). The defaults are
+the authors' settings: batches of 32 from the train split shuffled afresh each epoch, AdamW (lr 5e-4, weight decay
+1e-4), 5,000 steps with 5% linear warm-up then cosine decay, gradient clipping at 1.0, validation every 500 steps,
+early stopping on validation cell accuracy (patience 3); the test split is scored with the best weights. Our variants
+are options: ``sampling="replacement"`` (independent random batches), other batch sizes, the ``linear`` head. Every
+random choice comes from one seed; ``result.json`` records the whole ``TrainConfig`` that ran.
 """
 
 from __future__ import annotations
@@ -22,13 +24,19 @@ from tqdm.auto import tqdm
 from dataset_builder.errors import UsageError
 
 PROBES = ("conv", "linear")
+#: How training batches are drawn: "epochs" (the authors': the train split shuffled afresh each epoch and walked in
+#: batches, every image once per epoch) or "replacement" (each batch drawn at random, with replacement).
+SAMPLINGS = ("epochs", "replacement")
 
 
 @dataclass(frozen=True)
 class TrainConfig:
+    """The probe's training; the defaults are the authors' settings (batch 32, shuffled epochs)."""
+
     probe: str = "conv"
     steps: int = 5000
-    batch_size: int = 64
+    batch_size: int = 32
+    sampling: str = "epochs"
     lr: float = 5e-4
     weight_decay: float = 1e-4
     warmup_frac: float = 0.05
@@ -41,6 +49,8 @@ class TrainConfig:
     def __post_init__(self) -> None:
         if self.probe not in PROBES:
             raise UsageError(f"probe must be one of {PROBES}, got {self.probe!r}")
+        if self.sampling not in SAMPLINGS:
+            raise UsageError(f"sampling must be one of {SAMPLINGS}, got {self.sampling!r}")
         for name in ("steps", "batch_size", "eval_every", "patience", "hidden"):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
                 raise UsageError(f"{name} must be a positive integer, got {getattr(self, name)!r}")
@@ -92,7 +102,7 @@ class FeatureSet:
         self.n = len(feats)
         self.device = device
         self.preloaded = feats.nbytes <= preload_bytes
-        self.feats = torch.from_numpy(np.asarray(feats, dtype=np.float32)).to(device) if self.preloaded else feats
+        self.feats = torch.from_numpy(np.array(feats, dtype=np.float32)).to(device) if self.preloaded else feats
         self.labels = torch.from_numpy(np.asarray(labels, dtype=np.int64)).to(device)
 
     def batch(self, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -127,6 +137,18 @@ def score(pred: torch.Tensor, labels: torch.Tensor, num_colors: int) -> dict:
     }
 
 
+def _batches(n: int, cfg: TrainConfig, gen: torch.Generator):
+    """Indices of each training batch, forever: shuffled epochs (a new permutation each epoch; a last partial batch
+    is kept) or independent draws with replacement."""
+    size = min(cfg.batch_size, n)
+    while True:
+        if cfg.sampling == "replacement":
+            yield torch.randint(0, n, (size,), generator=gen)
+            continue
+        order = torch.randperm(n, generator=gen)
+        yield from torch.split(order, size)
+
+
 def train_probe(train: FeatureSet, val: FeatureSet, dim: int, num_colors: int, grid_size: int, cfg: TrainConfig,
                 progress: bool = True) -> tuple[SpatialProbe, dict]:
     """Train with early stopping; returns the best model (by validation cell accuracy) and the history."""
@@ -138,9 +160,10 @@ def train_probe(train: FeatureSet, val: FeatureSet, dim: int, num_colors: int, g
     best = {"step": 0, "val_cell_accuracy": -1.0}
     best_state, history, bad = copy.deepcopy(model.state_dict()), [], 0
     bar = tqdm(range(cfg.steps), desc="probe", unit="step", disable=not progress)
+    batches = _batches(train.n, cfg, gen)
     for step in bar:
         model.train()
-        x, y = train.batch(torch.randint(0, train.n, (min(cfg.batch_size, train.n),), generator=gen))
+        x, y = train.batch(next(batches))
         loss = F.cross_entropy(model(x), y)
         opt.zero_grad(set_to_none=True)
         loss.backward()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -12,7 +14,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # datasets' Arrow cache of local builds goes to a throw-away folder, never the user's ~/.cache
-os.environ["HF_DATASETS_CACHE"] = tempfile.mkdtemp(prefix="g2m-tests-hf-")
+os.environ["HF_DATASETS_CACHE"] = _HF_CACHE = tempfile.mkdtemp(prefix="g2m-tests-hf-")
+atexit.register(shutil.rmtree, _HF_CACHE, ignore_errors=True)
 
 from dataset_builder.build import BuildParams, build  # noqa: E402
 

@@ -36,7 +36,8 @@ def _imports(name: str, path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = here[: len(here) - node.level + 1] if node.level else []
             mod = ".".join([*base, *(node.module.split(".") if node.module else [])])
-            found.add(mod)
+            if node.module:  # ``from . import x`` names submodules; the package itself is already loaded
+                found.add(mod)
             found |= {f"{mod}.{a.name}" for a in node.names}
         elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in (
                 "import_module", "__import__") and node.args and isinstance(node.args[0], ast.Constant):

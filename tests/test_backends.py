@@ -36,6 +36,7 @@ def test_vllm_gets_greedy_decoding_the_budget_and_no_stop_strings(task_configs, 
         ("vllm-vlm", "pretrained=x,max_model_len=32768,max_images=2", ("g2m",), "pretrained=x,max_model_len=32768,max_images=2"),
         ("vllm-vlm", "pretrained=x,max_length=9000", ("g2m_n64_c3",), "pretrained=x,max_length=9000,max_images=1"),
         ("hf-multimodal", "pretrained=x", ("g2m",), "pretrained=x"),
+        ("vllm-vlm", "pretrained=x", ("g2m_paper",), "pretrained=x,max_model_len=5120,max_images=1"),
     ],
 )
 def test_vllm_context_is_sized_unless_the_user_set_it(model, args, tasks, expected):

@@ -37,7 +37,7 @@ def test_the_authors_cap_truncates_from_27_on(tokenizer):
 def test_budget_formula_and_model_len():
     assert max_gen_toks(3) == 256 and max_gen_toks(64) == 15_584
     assert all(max_gen_toks(n) < max_gen_toks(n + 1) for n in range(12, 64))
-    assert suggest_max_model_len(64) == 18_432 and suggest_max_model_len(12) == 4_096
+    assert suggest_max_model_len(max_gen_toks(64)) == 18_432 and suggest_max_model_len(max_gen_toks(12)) == 4_096
     with pytest.raises(ValueError):
         max_gen_toks(0)
 
@@ -48,4 +48,4 @@ def test_task_readme_quotes_the_real_budgets():
     readme = (TASK_DIR / "README.md").read_text()
     for n in (9, 32, 64):
         assert f"{max_gen_toks(n):,} at {n}x{n}" in readme
-    assert f"gives {suggest_max_model_len(64):,}" in readme
+    assert f"gives {suggest_max_model_len(max_gen_toks(64)):,}" in readme

@@ -93,8 +93,8 @@ def test_a_run_that_dies_resumes_without_redoing_finished_requests(small_release
 
 
 def test_the_authors_2048_token_cap_shows_up_as_truncation(small_release, tmp_path):
-    res = run_eval(EvalSpec(model="g2m-oracle", tasks=("g2m_n32_c3", "g2m_n20_c3"), data=str(small_release),
-                            output=str(tmp_path), gen_kwargs="max_gen_toks=2048"))
+    res = run_eval(EvalSpec(model="g2m-oracle", model_args="budget=chars", tasks=("g2m_n32_c3", "g2m_n20_c3"),
+                            data=str(small_release), output=str(tmp_path), gen_kwargs="max_gen_toks=2048"))
     big, small = _scores(res, "g2m_n32_c3"), _scores(res, "g2m_n20_c3")
     assert big["truncated"] == 1.0 and big["exact_match"] == 0.0 and big["parse_failed"] == 0.0
     assert 0.5 < big["cell_accuracy"] < 0.7  # the rows that fit in 2,048 characters are still credited
@@ -140,7 +140,7 @@ def test_g2m_eval_without_a_model_is_the_main_job(tmp_path):
     assert res.returncode == 0, res.stderr[-3000:]
     assert "### g2m-oracle on g2m_lite" in res.stdout and "### g2m-random on g2m_lite" in res.stdout
     oracle_table = res.stdout.split("### g2m-random")[0]
-    assert "| g2m_lite | 1.000 | 1.000 | 0.000 | 0.000 |" in oracle_table
+    assert "| g2m_lite | 1.000 | 1.000 | 1.000 | 0.000 | 0.000 |" in oracle_table
     assert (tmp_path / "data" / "manifest.json").is_file()
 
 
@@ -170,3 +170,18 @@ def test_a_backend_without_its_dependencies_names_the_extra(small_release, tmp_p
                          capture_output=True, text=True, timeout=300, env=_env())
     assert res.returncode == 2 and "the vllm-vlm backend needs" in res.stderr
     assert "pip install 'grid2matrix[vllm]'" in res.stderr
+
+
+def test_both_protocols_end_to_end_the_oracle_and_a_truncating_model(small_release, tmp_path):
+    res = run_eval(EvalSpec(model="g2m-oracle", tasks=("g2m_paper",), data=str(small_release), output=str(tmp_path)))
+    paper = res["g2m"]["tags"]["g2m_paper"]
+    assert paper["exact_match"] == 1.0 and paper["cell_accuracy"] == 1.0 and paper["parse_failed"] == 0.0
+    assert res["configs"]["g2m_paper_n64_c3"]["generation_kwargs"]["max_gen_toks"] == 2048
+    cut = run_eval(EvalSpec(model="g2m-oracle", model_args="budget=chars", data=str(small_release), output=str(tmp_path),
+                            tasks=("g2m_paper_n24_c3", "g2m_paper_n32_c3", "g2m_n32_c3")))
+    # the authors' 2,048 tokens hold a 24x24 list answer (1,776 characters) but not a 32x32 one (3,200): their parser
+    # then finds no list of lists and 3 x 32 x 21 digit runs instead of 1,024, a parse error; G2M's budget holds it
+    assert _scores(cut, "g2m_paper_n24_c3")["exact_match"] == 1.0
+    p32 = _scores(cut, "g2m_paper_n32_c3")
+    assert (p32["exact_match"], p32["cell_accuracy"], p32["parse_failed"], p32["truncated"]) == (0.0, 0.0, 1.0, 1.0)
+    assert _scores(cut, "g2m_n32_c3")["exact_match"] == 1.0

@@ -195,3 +195,56 @@ def test_resizing_and_the_first_convolution_commute(kind, patches):
     if kind == "conv":
         reference = probe.head[1:](reference)
     assert torch.allclose(probe(x), reference, atol=1e-5)
+
+
+@pytest.mark.parametrize("builder", [make_tiny_qwen2_vl, make_tiny_qwen2_5_vl, make_tiny_qwen3_vl])
+def test_the_qwen_vision_read_out_applies_the_mergers_norm(builder, tmp_path):
+    from probing.encoders import merger_norm
+
+    path = str(builder(tmp_path / "m"))
+    normed, raw = load_encoder(path, "vision"), load_encoder(path, "vision_raw")
+    image = _halves(512, True)
+    g_normed, g_raw = normed.grids([image])[0], raw.grids([image])[0]
+    assert g_normed.shape == g_raw.shape
+    with torch.no_grad():
+        expected = merger_norm(raw.model)(g_raw)  # the norm is per patch token, so it commutes with the grid layout
+    assert torch.allclose(g_normed, expected, atol=1e-5)
+    assert not torch.allclose(g_normed, g_raw, atol=1e-3)
+
+
+def test_vision_raw_is_only_for_qwen(pixel_encoder):
+    with pytest.raises(EncoderError, match="vision_raw is the Qwen family"):
+        load_encoder(str(pixel_encoder), "vision_raw")
+
+
+def test_features_that_overflow_the_cache_are_refused_and_never_cached(pixel_encoder, small_release, tmp_path, monkeypatch):
+    from probing.features import NonFiniteFeatures
+
+    real = Encoder.grids
+
+    def huge(self, images):
+        return [g * 1e6 for g in real(self, images)]
+
+    monkeypatch.setattr(Encoder, "grids", huge)
+    with pytest.raises(NonFiniteFeatures, match="not finite in float16.*--cache-dtype float32"):
+        run_probe(_spec(pixel_encoder, small_release, tmp_path), progress=False)
+    assert not list((tmp_path / "cache").rglob("*.features.npy"))
+    res = run_probe(_spec(pixel_encoder, small_release, tmp_path, cache_dtype="float32",
+                          train=TrainConfig(steps=2, eval_every=1)), progress=False)
+    assert res["encoder_calls"] > 0
+
+
+def test_the_default_schedule_is_the_authors_shuffled_epochs():
+    from probing.probe import _batches
+
+    cfg = TrainConfig()
+    assert (cfg.batch_size, cfg.sampling, cfg.lr, cfg.weight_decay, cfg.steps, cfg.eval_every, cfg.patience) == (
+        32, "epochs", 5e-4, 1e-4, 5000, 500, 3)
+    gen = torch.Generator().manual_seed(0)
+    it = _batches(100, cfg, gen)
+    epoch = torch.cat([next(it) for _ in range(4)])  # 32 + 32 + 32 + 4
+    assert sorted(epoch.tolist()) == list(range(100))
+    second = torch.cat([next(it) for _ in range(4)])
+    assert sorted(second.tolist()) == list(range(100)) and not torch.equal(epoch, second)
+    draws = _batches(100, TrainConfig(sampling="replacement"), gen)
+    assert len(next(draws)) == 32

@@ -162,3 +162,18 @@ def test_a_fifo_among_the_samples_is_named_not_waited_on(random_run, tmp_path):
     os.mkfifo(f)
     with pytest.raises(RunError, match=f"{f.name}: not a regular file"):
         load_run(copy)
+
+
+def test_a_run_with_both_protocols_is_reported_side_by_side(small_release, tmp_path):
+    from harness_tasks.evaluate import EvalSpec, run_eval
+
+    res = run_eval(EvalSpec(model="g2m-random", tasks=("g2m_c3", "g2m_paper_c3"), data=str(small_release),
+                            output=str(tmp_path / "runs")))
+    rep = build_report(res["output_dir"], tmp_path / "report")
+    assert rep["protocol"] == "g2m" and set(rep["protocols"]) == {"g2m", "paper", "paper_rule_on_g2m"}
+    lm_eval_results = json.loads(load_run(res["output_dir"]).results_path.read_text())["results"]
+    for task in rep["protocols"]["paper"]["tasks"]:
+        theirs = lm_eval_results[f"g2m_paper_n{task['grid_size']:02d}_c{task['num_colors']}"]
+        assert task["cell_accuracy"] == pytest.approx(theirs["cell_accuracy,none"])
+    md = (tmp_path / "report" / "index.md").read_text()
+    assert "## Protocols side by side" in md and "paper rule on G2M outputs cell accuracy" in md

@@ -125,7 +125,7 @@ def test_hostile_submissions_are_rejected_with_a_reason(tmp_path, case):
     (b'{"format": "g2m-submission/1"} trailing', "extra data"),
     (b"[]" * 600_000, "bytes of JSON structure"),
     (b'{"records": [' + b"[]," * 400_000 + b"[]]}", "bytes of JSON structure"),
-    (b'{"format": "g2m-submission/1", "records": [1, 2]}', "record 0 must be an object"),
+    (b'{"format": "g2m-submission/1", "records": [1, 2]}', "records 0 must be an object"),
     (b'{"format": "g2m-submission/1", "records": "x"}', "records must be a list"),
 ])
 def test_malformed_files_are_rejected_and_never_executed(tmp_path, raw, reason):
@@ -196,7 +196,7 @@ def test_memory_stays_bounded_for_inputs_that_would_explode(tmp_path):
 
 @pytest.mark.slow
 def test_submit_writes_the_run_and_its_metadata(random_run, tmp_path):
-    with pytest.raises(Rejected, match="the run covers 90 of the 4,500 zero_shot ids"):
+    with pytest.raises(Rejected, match="the run.s g2m tasks cover 90 of the 4,500 zero_shot ids"):
         write_submission(random_run, tmp_path / "s.json.gz")
     path = write_submission(random_run, tmp_path / "s.json.gz", allow_partial=True)
     doc = json.loads(gzip.decompress(path.read_bytes()))

@@ -28,8 +28,13 @@ def test_an_edited_or_stray_yaml_is_noticed(tmp_path):
 
 def test_tasks_tags_and_budgets():
     assert len(all_tasks()) == 45
-    assert set(tags()) == {"g2m", "g2m_c3", "g2m_c5", "g2m_c10", "g2m_lite"}
+    assert set(tags()) == {"g2m", "g2m_c3", "g2m_c5", "g2m_c10", "g2m_lite",
+                           "g2m_paper", "g2m_paper_c3", "g2m_paper_c5", "g2m_paper_c10", "g2m_paper_lite"}
     assert len(tags()["g2m_lite"]) == 27 and len(tags()["g2m_c10"]) == 15 and len(tags()["g2m"]) == 45
+    assert tags()["g2m_paper"] == [f"g2m_paper_{name[4:]}" for name in tags()["g2m"]]
+    paper = (TASK_DIR / "g2m_paper_n48_c5.yaml").read_text()
+    assert "max_gen_toks: 2048" in paper and "process_results: !function utils.process_results_paper" in paper
+    assert "max_gen_toks: 554" in (TASK_DIR / "g2m_paper_n09_c3.yaml").read_text()  # 4*81 + 20*9 + 50
     text = (TASK_DIR / "g2m_n48_c5.yaml").read_text()
     assert f"max_gen_toks: {max_gen_toks(48)}" in text and "until: []" in text and "do_sample: false" in text
 

@@ -53,11 +53,20 @@ def doc_to_target(doc: dict) -> str:
     return format_answer(doc["matrix"])
 
 
-def process_results(doc: dict, results: list) -> dict:
-    """The numbers lm-eval aggregates. The per-sample detail (parse strategy, reason, cell mask) is not a metric:
-    it is attached to the doc, which lm-eval writes into the samples log as it is."""
+def _results(doc: dict, results: list, protocol: str) -> dict:
     text = results[0]
     # only backends that report why generation stopped carry a finish_reason (g2m's own models do)
-    score = score_answer(text, doc["matrix"], getattr(text, "finish_reason", None))
+    score = score_answer(text, doc["matrix"], getattr(text, "finish_reason", None), protocol)
     doc["g2m"] = score.detail()
     return score.metrics()
+
+
+def process_results(doc: dict, results: list) -> dict:
+    """The numbers lm-eval aggregates, under G2M's protocol. The per-sample detail (parse strategy, reason, cell
+    mask) is not a metric: it is attached to the doc, which lm-eval writes into the samples log as it is."""
+    return _results(doc, results, "g2m")
+
+
+def process_results_paper(doc: dict, results: list) -> dict:
+    """The same, under the paper's protocol (the authors' parser and scoring)."""
+    return _results(doc, results, "paper")

@@ -1,0 +1,137 @@
+"""Read a Python literal the way ``ast.literal_eval`` reads it, without evaluating or even compiling anything.
+
+Only what a list of lists can hold is read: lists, tuples (and grouping parentheses), integers in every Python
+spelling (``12``, ``1_000``, ``0x1f``, ``0o7``, ``0b1``), floats (``1.``, ``.5``, ``2e3``), imaginary numbers, one
+unary sign before a number, strings (plain, ``u`` and ``r`` prefixed; one line), ``True``, ``False`` and ``None``;
+comments and line continuations between tokens, as Python's tokenizer allows inside brackets. Anything else (names,
+calls, operators, dicts, sets, f-strings, bytes, a leading zero like ``07``, non-ASCII spaces) is a ``LiteralError``,
+as ``literal_eval`` would raise. Nesting deeper than ``MAX_DEPTH`` is refused (``literal_eval`` hits its recursion
+limit on deep input; a matrix needs depth 2). One pass over the text: time is linear in its length.
+"""
+
+from __future__ import annotations
+
+import re
+
+MAX_DEPTH = 100
+
+_DEC = r"[0-9](?:_?[0-9])*"
+_TOKEN = re.compile(
+    r"(?P<skip>(?:[ \t\f\r\n]++|#[^\r\n]*+|\\\r?\n)++)"
+    rf"|(?P<float>(?:{_DEC}\.(?:{_DEC})?|\.{_DEC})(?:[eE][+-]?{_DEC})?[jJ]?+|{_DEC}[eE][+-]?{_DEC}[jJ]?+|{_DEC}[jJ])"
+    r"|(?P<int>0[xX](?:_?[0-9a-fA-F])++|0[oO](?:_?[0-7])++|0[bB](?:_?[01])++|[1-9](?:_?[0-9])*+|0++(?:_?0)*+)"
+    r"|(?P<str>[uUrR]?(?:'[^'\\\r\n]*+(?:\\.[^'\\\r\n]*+)*+'|\"[^\"\\\r\n]*+(?:\\.[^\"\\\r\n]*+)*+\"))"
+    r"|(?P<name>[A-Za-z_][A-Za-z0-9_]*+)"
+    r"|(?P<punct>[\[\](),+-])"
+)
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "0": "\0", "a": "\a", "b": "\b",
+            "f": "\f", "v": "\v", "\n": ""}
+_NAMES = {"True": True, "False": False, "None": None}
+
+
+class LiteralError(ValueError):
+    """The text is not a Python literal this reader accepts."""
+
+
+def _tokens(text: str) -> list[tuple[str, str]]:
+    out, pos = [], 0
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if m is None:
+            raise LiteralError(f"unexpected character at {pos}")
+        kind, value = m.lastgroup, m.group()
+        if kind in ("int", "float", "name") and m.end() < len(text) and (text[m.end()].isalnum() or text[m.end()] in "_."):
+            raise LiteralError(f"malformed number or name at {pos}")  # 07, 1abc, 1_, 1..2
+        if kind != "skip":
+            out.append((kind, value))
+        pos = m.end()
+    return out
+
+
+def _number(kind: str, token: str):
+    t = token.replace("_", "")
+    if kind == "int":
+        if t[:2].lower() in ("0x", "0o", "0b"):
+            return int(t, {"x": 16, "o": 8, "b": 2}[t[1].lower()])
+        if len(t) > 4300:
+            raise LiteralError("an integer of more than 4,300 digits")  # literal_eval raises too
+        return int(t)
+    if t[-1] in "jJ":
+        return complex(0, float(t[:-1]))
+    return float(t)
+
+
+def _string(token: str) -> str:
+    raw = token[0] in "rR"
+    body = token[2:-1] if token[0] in "uUrR" else token[1:-1]
+    if raw:
+        return body
+    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), "\\" + m.group(1)), body)
+
+
+def read_literal(text: str) -> object:
+    """The literal ``text`` spells (lists, tuples, numbers, strings, booleans, None)."""
+    tokens = _tokens(text)
+    pos = 0
+
+    def value(depth: int):
+        nonlocal pos
+        if depth > MAX_DEPTH:
+            raise LiteralError("nested too deeply")
+        if pos >= len(tokens):
+            raise LiteralError("unexpected end")
+        kind, tok = tokens[pos]
+        pos += 1
+        if kind in ("int", "float"):
+            return _number(kind, tok)
+        if kind == "str":  # adjacent strings are one string, as in Python source
+            parts = [_string(tok)]
+            while pos < len(tokens) and tokens[pos][0] == "str":
+                parts.append(_string(tokens[pos][1]))
+                pos += 1
+            return "".join(parts)
+        if kind == "name":
+            if tok not in _NAMES:
+                raise LiteralError(f"name {tok!r}")
+            return _NAMES[tok]
+        if tok in "+-":  # literal_eval takes one sign before a number (grouping parentheses around it allowed)
+            opened = 0
+            while pos < len(tokens) and tokens[pos][1] == "(":
+                opened, pos = opened + 1, pos + 1
+            if pos >= len(tokens) or tokens[pos][0] not in ("int", "float"):
+                raise LiteralError("a sign before something that is not a number")
+            number = _number(*tokens[pos])
+            pos += 1
+            for _ in range(opened):
+                if pos >= len(tokens) or tokens[pos][1] != ")":
+                    raise LiteralError("unbalanced parentheses after a sign")
+                pos += 1
+            return -number if tok == "-" else +number
+        if tok in "[(":
+            close = "]" if tok == "[" else ")"
+            items, trailing_comma = [], False
+            while True:
+                if pos < len(tokens) and tokens[pos][1] == close:
+                    pos += 1
+                    break
+                items.append(value(depth + 1))
+                trailing_comma = False
+                if pos < len(tokens) and tokens[pos][1] == ",":
+                    pos += 1
+                    trailing_comma = True
+                    continue
+                if pos < len(tokens) and tokens[pos][1] == close:
+                    pos += 1
+                    break
+                raise LiteralError(f"expected ',' or {close!r}")
+            if tok == "[":
+                return items
+            if len(items) == 1 and not trailing_comma:
+                return items[0]  # grouping parentheses
+            return tuple(items)
+        raise LiteralError(f"unexpected {tok!r}")
+
+    result = value(0)
+    if pos != len(tokens):
+        raise LiteralError("extra text after the literal")
+    return result
