@@ -35,7 +35,8 @@ def make_parser() -> argparse.ArgumentParser:
 
 def _missing(error: ModuleNotFoundError, extra: str | None) -> int:
     where = f"pip install 'grid2matrix[{extra}]'" if extra else "pip install grid2matrix"
-    print(f"g2m: error: this command needs {error.name!r}, which is not installed; install it with: {where}",
+    package = (error.name or "").split(".")[0]  # `import lm_eval.api` failing names lm_eval.api; lm_eval is missing
+    print(f"g2m: error: this command needs {package!r}, which is not installed; install it with: {where}",
           file=sys.stderr)
     return 2
 
@@ -51,6 +52,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if (e.name or "").split(".")[0] in OWN_PACKAGES:
             raise
         return _missing(e, getattr(args, "extra", None))
+    except BrokenPipeError:  # `g2m ... | head`: the reader left; say nothing more
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except KeyboardInterrupt:
         print("g2m: interrupted; nothing half-written was left behind. Run the same command again to resume.",
               file=sys.stderr)

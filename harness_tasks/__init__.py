@@ -2,7 +2,8 @@
 paper's), the lm-eval task folder and two reference models.
 
 The parser and the scoring (``parsing``, ``paper``, ``metrics``, ``scoring``, ``baselines``) need no harness at all;
-lm-eval is imported only by the modules that drive it (``evaluate``, ``models``, ``resume``, ``validate``).
+lm-eval is imported only by the modules that drive it (``evaluate``, ``models``, ``chat``, ``runner``,
+``lm_eval_fixes``, ``validate``). ``serve`` starts a ``vllm serve`` for a run; ``dryrun`` prices one.
 ``from harness_tasks import score_answer`` is the public entry point for scoring any text.
 """
 

@@ -26,7 +26,7 @@ def image_rgb(image) -> np.ndarray:
     if isinstance(image, (bytes, bytearray)):
         with Image.open(io.BytesIO(image)) as im:
             return np.asarray(im.convert("RGB"))
-    return np.asarray(image.convert("RGB"))
+    return np.asarray(image if image.mode == "RGB" else image.convert("RGB"))
 
 
 def oracle_answer(image, grid_size: int) -> str:

@@ -16,25 +16,44 @@ DEMO_SCALE = 0.05
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from .evaluate import BASELINES, EvalSpec, run_eval
+    from .evaluate import BASELINES, CHAT, EvalSpec, run_eval
     from .report_table import score_table
 
     logging.getLogger("lm_eval").setLevel(logging.INFO if args.verbose else logging.WARNING)
     tasks = tuple(t.strip() for t in args.tasks.split(",") if t.strip())
+    if args.dry_run:
+        return _dry_run(tasks, args)
+    served = bool(args.serve or args.base_url)
     data = args.data
-    if args.model is None:
+    if args.model is None and not served:
         data = data or _demo_release(Path(args.output) / "data", args.scale)
     elif data is None:
         print("g2m: reading the zero_shot config from the Hugging Face Hub (pass --data DIR for a local build)", file=sys.stderr)
-    models = [args.model] if args.model else list(BASELINES)
+    models = [args.model or CHAT] if args.model or served else list(BASELINES)
     common = dict(tasks=tasks, data=data, output=args.output, limit=args.limit, batch_size=args.batch_size,
                   device=args.device, apply_chat_template=not args.no_chat_template, gen_kwargs=args.gen_kwargs,
-                  resume=not args.no_resume)
-    specs = [EvalSpec(model=m, model_args=args.model_args if args.model else "", **common) for m in models]
+                  resume=not args.no_resume, base_url=args.base_url, serve=args.serve, serve_args=args.serve_args,
+                  serve_timeout=args.serve_timeout, concurrency=args.concurrency,
+                  reasoning_budget=args.reasoning_budget, progress=not args.no_progress)
+    specs = [EvalSpec(model=m, model_args=args.model_args if args.model or served else "", **common) for m in models]
     for spec in specs:
         results = run_eval(spec)
-        print(score_table(results, f"{term(spec.display_name)} on {', '.join(tasks)}"))
+        print(score_table(results, f"{term(results['g2m']['model'])} on {', '.join(tasks)}"))
         print(f"\nresults and samples: {term(results['output_dir'])}\n")
+        failed = results["g2m"].get("request_failed", 0)
+        if failed:
+            print(f"g2m: {failed:,} request(s) failed after their retries: scored 0 (request_failed), not cached. "
+                  "Run the same command again to retry exactly those.", file=sys.stderr)
+    return 0
+
+
+def _dry_run(tasks: tuple[str, ...], args: argparse.Namespace) -> int:
+    from .dryrun import plan, report
+    from .evaluate import EvalSpec
+
+    EvalSpec(tasks=tasks, data=args.data, limit=args.limit, reasoning_budget=args.reasoning_budget)  # validates
+    print(f"g2m eval --dry-run: {', '.join(tasks)}" + (f", --limit {args.limit}" if args.limit else ""))
+    print(report(plan(tasks, args.data, args.limit, args.reasoning_budget), args.reasoning_budget))
     return 0
 
 
@@ -70,19 +89,37 @@ def default_tasks_root() -> Path:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("eval", help="evaluate a VLM (or, with no --model, the built-in baselines) with lm-eval")
+    p = sub.add_parser("eval", help="evaluate a VLM (or, with no --model, the built-in baselines) with lm-eval",
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+                       description="Evaluate a VLM on the G2M tasks through lm-eval. Reach the model with an lm-eval "
+                                   "backend (--model), a running OpenAI-compatible server (--base-url), or a vllm "
+                                   "serve started for the run (--serve). With none of them, build a small release "
+                                   "and score the built-in baselines.")
     p.add_argument("--model", default=None, help="lm-eval backend: vllm-vlm, hf-multimodal, local-chat-completions, "
-                                                 "g2m-oracle, g2m-random (default: both baselines on a small local build)")
+                                                 "g2m-chat, g2m-oracle, g2m-random (default: both baselines on a small local build)")
     p.add_argument("--model-args", default="", help="backend arguments, e.g. pretrained=Qwen/Qwen3-VL-8B-Instruct,max_model_len=20480")
-    p.add_argument("--tasks", default="g2m", help="comma-separated tasks or groups (g2m, g2m_lite, g2m_c3, g2m_n09_c3, ...)")
+    p.add_argument("--serve", default=None, metavar="MODEL", help="start `vllm serve MODEL` for this run and evaluate "
+                                                                  "it (stopped however the run ends)")
+    p.add_argument("--serve-args", default="", help="passed to vllm serve untouched, e.g. "
+                                                    "'--tensor-parallel-size 8 --data-parallel-size 2'")
+    p.add_argument("--serve-timeout", type=float, default=1800.0, help="seconds to wait for the server to be healthy")
+    p.add_argument("--base-url", default=None, help="a running OpenAI-compatible server, e.g. http://localhost:8000/v1")
+    p.add_argument("--concurrency", type=int, default=32, help="requests in flight to a server (--serve, --base-url)")
+    p.add_argument("--reasoning-budget", type=int, default=0, metavar="K", help="tokens added to every answer "
+                                                                               "budget, for a model that reasons first")
+    p.add_argument("--tasks", default="g2m", help="comma-separated tasks or tags (g2m, g2m_lite, g2m_c3, g2m_paper, "
+                                                  "g2m_n09_c3, ...)")
     p.add_argument("--data", default=None, help="a local build (g2m build) instead of the Hub release")
-    p.add_argument("--output", default="g2m-runs", help="where results, samples and the resume cache go")
+    p.add_argument("--output", default="g2m-runs", help="where results, samples, logs and the resume cache go")
     p.add_argument("--limit", type=int, default=None, help="first K rows of each task (for smoke tests)")
+    p.add_argument("--dry-run", action="store_true", help="print the requests, token budgets and context length the "
+                                                          "run needs, and stop")
     p.add_argument("--batch-size", default="1")
     p.add_argument("--device", default=None, help="e.g. cuda:0 or cpu (hf-multimodal)")
     p.add_argument("--gen-kwargs", default=None, help="override generation settings, e.g. max_gen_toks=32768")
     p.add_argument("--no-chat-template", action="store_true", help="do not apply the model's chat template")
     p.add_argument("--no-resume", action="store_true", help="ignore and do not write the request cache")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--scale", type=float, default=DEMO_SCALE, help="size of the demo build when no --model is given")
     p.add_argument("--verbose", action="store_true", help="show lm-eval's own log")
     p.set_defaults(func=_eval, extra="harness")

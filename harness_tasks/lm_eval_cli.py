@@ -1,4 +1,4 @@
-"""``g2m-lm-eval``: the ``lm_eval`` command with the G2M baselines registered.
+"""``g2m-lm-eval``: the ``lm_eval`` command with G2M's backends registered (g2m-chat, g2m-oracle, g2m-random).
 
 lm-eval 0.4.13 finds models only by import (no plugin entry points), so plain ``lm_eval --model g2m-oracle`` cannot
 see ours. This entry point imports them, then hands over to lm-eval's own CLI unchanged.
@@ -10,11 +10,11 @@ from __future__ import annotations
 def main() -> None:
     from lm_eval.__main__ import cli_evaluate
 
-    from . import models  # noqa: F401
-    from .evaluate import quiet_lm_eval
+    from . import chat, models  # noqa: F401  registers g2m-chat, g2m-oracle, g2m-random
+    from .lm_eval_fixes import lm_eval_fixes
 
-    quiet_lm_eval()
-    cli_evaluate()
+    with lm_eval_fixes():
+        cli_evaluate()
 
 
 if __name__ == "__main__":

@@ -20,27 +20,15 @@ from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 from tqdm.auto import tqdm
 
+from .answers import GenText
 from .baselines import oracle_answer, random_answer
-
-
-class GenText(str):
-    """A generated string that also says why generation stopped ("stop" or "length"); survives pickling."""
-
-    finish_reason: str | None = None
-
-    def __new__(cls, text: str, finish_reason: str | None = None):
-        obj = super().__new__(cls, text)
-        obj.finish_reason = finish_reason
-        return obj
-
-    def __reduce__(self):
-        return (GenText, (str(self), self.finish_reason))
 
 
 class _Baseline(LM):
     """Shared plumbing: chat template, budget, per-request caching."""
 
     MULTIMODAL = True
+    STREAMS_ANSWERS = True  # harness_tasks.runner: report each answer as it is made
     NAME = "g2m-baseline"
 
     def __init__(self, seed: int = 0, budget: str = "none", **_ignored) -> None:  # lm-eval adds batch_size, device
@@ -67,9 +55,11 @@ class _Baseline(LM):
     def answer(self, row: dict, image) -> str:
         raise NotImplementedError
 
-    def generate_until(self, requests) -> list[str]:
+    def generate_until(self, requests, disable_tqdm: bool = False, on_answer=None) -> list[str]:
+        """Answer every request; ``on_answer(i, answer)`` is called as each one is ready (``STREAMS_ANSWERS``)."""
         out = []
-        for req in tqdm(requests, desc=self.NAME, disable=len(requests) < 50):
+        bar = tqdm(requests, desc=self.NAME, disable=disable_tqdm or on_answer is not None or len(requests) < 50)
+        for i, req in enumerate(bar):
             _context, gen_kwargs, *rest = req.args
             images = rest[0].get("visual", []) if rest else []
             text = self.answer(req.doc or {}, images[0] if images else None)
@@ -80,6 +70,8 @@ class _Baseline(LM):
                 result = GenText(text, "stop")
             out.append(result)
             self.cache_hook.add_partial("generate_until", req.args, result)
+            if on_answer is not None:
+                on_answer(i, result)
         return out
 
     def loglikelihood(self, requests):

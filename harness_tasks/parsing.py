@@ -63,7 +63,7 @@ class ParseResult:
 
 def format_answer(matrix: Sequence[Sequence[int]]) -> str:
     """The canonical answer: a Python list of lists, e.g. ``[[0, 1], [2, 0]]`` (what the prompt asks for)."""
-    return "[" + ", ".join("[" + ", ".join(str(int(v)) for v in row) + "]" for row in matrix) + "]"
+    return "[" + ", ".join("[" + ", ".join(map(str, map(int, row))) + "]" for row in matrix) + "]"
 
 
 def _is_square(rows: Rows, n: int) -> bool:

@@ -3,7 +3,8 @@ each complete tag's scores."""
 
 from __future__ import annotations
 
-SCORES = ("exact_match", "cell_accuracy", "cell_accuracy_strict", "parse_failed", "truncated")
+from .scoring import METRICS as SCORES
+
 PROTOCOL_TITLES = {"g2m": "G2M protocol (G2M's parser, partial credit, G2M's budget)",
                    "paper": "paper protocol (the authors' parser and scoring, budget min(4N^2+20N+50, 2048))"}
 
@@ -34,18 +35,21 @@ def score_table(results: dict, title: str) -> str:
     for protocol, cells in sorted(by_protocol.items()):
         sizes = sorted({n for n, _ in cells})
         colours = sorted({c for _, c in cells})
-        head = "| N | " + " | ".join(f"C={c} exact | C={c} cell" for c in colours) + " | parse fail | truncated |"
-        lines += ["", f"{PROTOCOL_TITLES[protocol]}:", "", head, "|---:|" + "---:|" * (2 * len(colours) + 2)]
+        rates = ["parse_failed", "truncated"]
+        if any(_value(e, "request_failed") for e in cells.values()):
+            rates.append("request_failed")  # shown only when a request failed: those answers never came
+        head = "| N | " + " | ".join(f"C={c} exact | C={c} cell" for c in colours) + " | " + \
+            " | ".join(r.replace("_", " ") for r in rates) + " |"
+        lines += ["", f"{PROTOCOL_TITLES[protocol]}:", "", head, "|---:|" + "---:|" * (2 * len(colours) + len(rates))]
         for n in sizes:
             row = [str(n)]
-            fails, truncs = [], []
             for c in colours:
                 e = cells.get((n, c), {})
                 em, ca = _value(e, "exact_match"), _value(e, "cell_accuracy")
                 row += ["-" if em is None else f"{em:.2f}", "-" if ca is None else f"{ca:.3f}"]
-                fails.append(_value(e, "parse_failed") or 0.0)
-                truncs.append(_value(e, "truncated") or 0.0)
-            row += [f"{sum(fails) / len(fails):.2f}", f"{sum(truncs) / len(truncs):.2f}"]
+            for rate in rates:
+                values = [_value(cells.get((n, c), {}), rate) or 0.0 for c in colours]
+                row.append(f"{sum(values) / len(values):.2f}")
             lines.append("| " + " | ".join(row) + " |")
     lines += _tag_rows(results)
     return "\n".join(lines)

@@ -21,8 +21,12 @@ from .parsing import Matrix, looks_truncated, parse_matrix
 
 Mask = tuple[tuple[int, ...], ...]
 PROTOCOLS = ("g2m", "paper")
-#: Metric names every protocol reports (the numbers of a task's metric_list).
-METRICS = ("exact_match", "cell_accuracy", "cell_accuracy_strict", "parse_failed", "truncated")
+#: Metric names every protocol reports (the numbers of a task's metric_list), and those where lower is better.
+METRICS = ("exact_match", "cell_accuracy", "cell_accuracy_strict", "parse_failed", "truncated", "request_failed")
+LOWER_IS_BETTER = frozenset({"parse_failed", "truncated", "request_failed"})
+#: The ``finish_reason`` of an answer that never came: the request failed after its retries. Its text (empty, or
+#: whatever a client put there) is never parsed; it scores 0 and is counted apart from parse failures.
+REQUEST_FAILED = "request_failed"
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,7 @@ class AnswerScore:
     cell_accuracy_strict: float  # 0 unless the answer read is exactly N x N (the authors' rule)
     parse_failed: bool
     truncated: bool  # stopped inside an open structure, or the backend reported a length stop
+    request_failed: bool  # no answer came back (the request failed after its retries): nothing was parsed
     shape_mismatch: bool  # a matrix was read, but it is not N x N
     strategy: str  # the parse strategy that read the answer, or "none"
     reason: str | None  # why parsing failed
@@ -49,6 +54,7 @@ class AnswerScore:
             "cell_accuracy_strict": self.cell_accuracy_strict,
             "parse_failed": float(self.parse_failed),
             "truncated": float(self.truncated),
+            "request_failed": float(self.request_failed),
         }
 
     def detail(self) -> dict:
@@ -60,18 +66,24 @@ class AnswerScore:
 def score_answer(text: object, target: Grid, finish_reason: str | None = None, protocol: str = "g2m") -> AnswerScore:
     """Parse ``text`` for the N x N ``target`` and score it under ``protocol``; never raises on any text.
 
-    ``finish_reason`` is what the backend said about why generation stopped, when it says ("length" is a cut-off).
+    ``finish_reason`` is what the backend said about why generation stopped, when it says ("length" is a cut-off;
+    ``REQUEST_FAILED`` means no answer came, and the text is not read at all).
     """
     n = len(target)
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
+    if finish_reason == REQUEST_FAILED:
+        zeros = tuple((0,) * n for _ in range(n))
+        return AnswerScore(protocol, 0.0, 0.0, 0.0, parse_failed=False, truncated=False, request_failed=True,
+                           shape_mismatch=False, strategy="none", reason="the request failed: no answer to read",
+                           mask=zeros, matrix=None)
     if protocol == "g2m":
         parsed = parse_matrix(text, n)
         matrix, strategy, reason = parsed.matrix, parsed.strategy, parsed.reason
         mismatch, truncated = parsed.shape_mismatch, parsed.truncated
-    elif protocol == "paper":
+    else:
         matrix, strategy, reason = parse_paper(text, n)
         mismatch, truncated = False, isinstance(text, str) and looks_truncated(text)
-    else:
-        raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
     mask = tuple(tuple(r) for r in cell_mask(matrix, target))
     accuracy = sum(map(sum, mask)) / (n * n)
     return AnswerScore(
@@ -81,6 +93,7 @@ def score_answer(text: object, target: Grid, finish_reason: str | None = None, p
         cell_accuracy_strict=0.0 if matrix is None or mismatch else accuracy,
         parse_failed=matrix is None,
         truncated=truncated or finish_reason == "length",
+        request_failed=False,
         shape_mismatch=mismatch,
         strategy=strategy,
         reason=reason,

@@ -71,7 +71,7 @@ def load_probes(folder: str | Path) -> dict[tuple[int, str], dict[int, float]]:
 def score_run(run, protocol: str = "g2m", outputs_of: str | None = None) -> list:
     """The samples of the run's ``outputs_of`` tasks (default: ``protocol``'s own), scored under ``protocol``."""
     source = outputs_of or protocol
-    return [score_output(s.id, s.output, s.target, s.num_colors, protocol=protocol)
+    return [score_output(s.id, s.output, s.target, s.num_colors, s.finish_reason, protocol=protocol)
             for s in run.samples if s.protocol == source]
 
 
@@ -152,16 +152,19 @@ def protocol_rows(protocols: dict) -> tuple[list[str], list[list[str]]]:
 
 def _write(out: Path, report: dict, tasks: dict, overall: dict, align: list, gap: list, figs: dict, run,
            options: ReportOptions) -> None:
-    headers = ["N", "C", "n", "exact match [95% CI]", "cell accuracy [95% CI]", "parse failed [95% CI]", "truncated [95% CI]"]
-    rows = [[str(n), str(c), str(s["n"]), *(fmt_ci(s[k], s[f"{k}_ci"]) for k in
-             ("exact_match", "cell_accuracy", "parse_failed", "truncated"))] for (n, c), s in tasks.items()]
-    rows.append(["all", "", str(overall["n"]), *(fmt_ci(overall[k], overall[f"{k}_ci"]) for k in
-                 ("exact_match", "cell_accuracy", "parse_failed", "truncated"))])
+    rates = ["exact_match", "cell_accuracy", "parse_failed", "truncated"]
+    if overall.get("request_failed"):
+        rates.append("request_failed")  # answers that never came: shown only when there are some
+    headers = ["N", "C", "n", *(f"{k.replace('_', ' ')} [95% CI]" for k in rates)]
+    rows = [[str(n), str(c), str(s["n"]), *(fmt_ci(s[k], s[f"{k}_ci"]) for k in rates)] for (n, c), s in tasks.items()]
+    rows.append(["all", "", str(overall["n"]), *(fmt_ci(overall[k], overall[f"{k}_ci"]) for k in rates)])
     with open(out / "summary.csv", "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["grid_size", "num_colors", "n", "exact_match", "cell_accuracy", "parse_failed", "truncated"])
+        w.writerow(["grid_size", "num_colors", "n", "exact_match", "cell_accuracy", "parse_failed", "truncated",
+                    "request_failed"])
         for (n, c), s in tasks.items():
-            w.writerow([n, c, s["n"], s["exact_match"], s["cell_accuracy"], s["parse_failed"], s["truncated"]])
+            w.writerow([n, c, s["n"], s["exact_match"], s["cell_accuracy"], s["parse_failed"], s["truncated"],
+                        s["request_failed"]])
     atomic_write_text(out / "report.json", strict_json(report, indent=1) + "\n")
     align_rows = [[f"{a['patch']:g}", b["bin"], str(b["cells"]), fmt(b["cell_accuracy"])] for a in align for b in a["bins"]]
     gap_rows = [[str(g["grid_size"]), str(g["num_colors"]), g["probe"], fmt(g["probe_cell_accuracy"]),

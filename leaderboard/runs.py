@@ -13,9 +13,12 @@ import numpy as np
 from dataset_builder.errors import G2MError
 from dataset_builder.spec import MAX_COLOURS, MIN_COLOURS
 from harness_tasks.evaluate import model_name
+from harness_tasks.scoring import REQUEST_FAILED
 from harness_tasks.taskgen import task_info
 
 _RESULTS = re.compile(r"^results_(?P<date>.+)\.json$")
+#: The finish reasons a run's samples may report (anything else is ignored, never trusted).
+FINISH_REASONS = frozenset({"stop", "length", "content_filter", "tool_calls", REQUEST_FAILED})
 
 
 class RunError(G2MError, ValueError):
@@ -30,6 +33,12 @@ class Sample:
     target: np.ndarray
     output: str
     protocol: str = "g2m"  # the protocol of the task that produced it: g2m_n09_c3 or g2m_paper_n09_c3
+    finish_reason: str | None = None  # what the backend reported (doc.g2m.finish_reason), when it did
+
+    @property
+    def request_failed(self) -> bool:
+        """No answer came for this sample (the request failed after its retries): it has no output to score."""
+        return self.finish_reason == REQUEST_FAILED
 
 
 @dataclass
@@ -87,7 +96,10 @@ def _sample(line: str) -> Sample:
     output = resps[0][0] if isinstance(resps, list) and resps and isinstance(resps[0], list) and resps[0] else None
     if not isinstance(output, str):
         raise ValueError("resps[0][0] is not the model's text")
-    return Sample(sid, n, c, np.asarray(matrix, dtype=np.int64), output)
+    detail = doc.get("g2m") if isinstance(doc.get("g2m"), dict) else {}
+    finish = detail.get("finish_reason")
+    finish = finish if isinstance(finish, str) and finish in FINISH_REASONS else None
+    return Sample(sid, n, c, np.asarray(matrix, dtype=np.int64), output, finish_reason=finish)
 
 
 def _not_json(token: str):

@@ -73,6 +73,10 @@ class Scored:
         return self.score.truncated
 
     @property
+    def request_failed(self) -> bool:
+        return self.score.request_failed
+
+    @property
     def mask(self) -> np.ndarray:
         """(N, N) bool: the cells read right."""
         return np.asarray(self.score.mask, dtype=bool)
@@ -121,6 +125,7 @@ def summarise(rows: list[Scored]) -> dict:
     em = sum(r.exact_match for r in rows)
     pf = sum(r.parse_failed for r in rows)
     tr = sum(r.truncated for r in rows)
+    rf = sum(r.request_failed for r in rows)
     ca = np.array([r.cell_accuracy for r in rows])
     strict = np.array([r.cell_accuracy_strict for r in rows])
     return {
@@ -130,6 +135,7 @@ def summarise(rows: list[Scored]) -> dict:
         "cell_accuracy_strict": float(strict.mean()) if n else math.nan,
         "parse_failed": pf / n if n else math.nan, "parse_failed_ci": wilson(pf, n),
         "truncated": tr / n if n else math.nan, "truncated_ci": wilson(tr, n),
+        "request_failed": rf / n if n else math.nan, "request_failed_ci": wilson(rf, n),
     }
 
 

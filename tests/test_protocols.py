@@ -121,3 +121,11 @@ def test_hostile_text_is_a_parse_error_not_an_exception():
     for text in ("9" * 5000 + " 1 2 3", "[[" + "9" * 5000 + "]]", "ROW1=[" + "9" * 5000 + "]", "[" * 200_000, "\ud800"):
         matrix, strategy, reason = parse_paper(text, 2)
         assert matrix is None or strategy != "none"
+
+
+@pytest.mark.parametrize("protocol", ["g2m", "paper"])
+@pytest.mark.parametrize("text", [CANON, "[... REQUEST_FAILED after 3 retries] ...", ""])
+def test_a_failed_request_is_never_read_whatever_its_text(text, protocol):
+    s = score_answer(text, T9, "request_failed", protocol)
+    assert (s.request_failed, s.parse_failed, s.exact_match, s.cell_accuracy, s.strategy) == (True, False, 0, 0, "none")
+    assert s.metrics()["request_failed"] == 1.0 and score_answer(text, T9, "stop", protocol).request_failed is False

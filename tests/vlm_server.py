@@ -1,0 +1,159 @@
+"""A real OpenAI-compatible chat server on the loopback interface that reads the grid from the PNG it receives.
+
+It answers like a perfect model: the grid size from the prompt, each cell from the pixels of the image it was sent,
+so exact match 1.0 proves the image crossed the API lossless. It can be told to misbehave, per grid size:
+
+- ``fail``: {N: k}: answer HTTP 500 to the first k attempts of each request of size N (k >= 99: always);
+- ``stall``: [N, ...]: wait ``stall_seconds`` before answering (a client timeout);
+- ``truncate``: [N, ...]: answer only the first half of the rows, as a well-formed list, and say
+  ``finish_reason: "length"`` (so only the finish reason tells that the answer was cut);
+- ``reasoning``: a number of characters of reasoning, returned in ``reasoning_content`` before the answer, holding a
+  decoy matrix of the right shape that a parser must never read; reasoning counts against ``max_tokens`` at one
+  token per character, as a real server counts it;
+- ``sentinel``: [N, ...]: answer 200 with the text another harness puts in place of a failed request.
+
+It counts what it receives (``GET /stats``), so tests can check what was retried. Run as a script it serves until
+killed: ``python tests/vlm_server.py --port P --model NAME [--config JSON]`` (the stand-in ``vllm`` uses this).
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import io
+import json
+import re
+import sys
+import threading
+import time
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from dataset_builder.render import decode_matrix  # noqa: E402
+from harness_tasks.parsing import format_answer  # noqa: E402
+
+SENTINEL = "[... REQUEST_FAILED after 3 retries: 1 2 3 4 5 6 7 8 9] ..."
+_SIZE = re.compile(r"\b(\d+)x\1 grid")
+
+
+class FakeVLM:
+    """The server's state: its behaviour (mutable between runs) and what it has received."""
+
+    def __init__(self, model: str = "fake-vlm", **config) -> None:
+        self.model = model
+        self.config = config
+        self.received: Counter = Counter()  # grid size -> requests received (every attempt)
+        self.attempts: Counter = Counter()  # request identity -> attempts
+        self.payloads: list[dict] = []
+        self.lock = threading.Lock()
+
+    def answer(self, body: dict) -> tuple[int, dict]:
+        content = body["messages"][-1]["content"]
+        image = next(p for p in content if p["type"] == "image_url")["image_url"]["url"]
+        text = next(p for p in content if p["type"] == "text")["text"]
+        n = int(_SIZE.search(text).group(1))
+        key = hashlib.sha256((image + text).encode()).hexdigest()
+        with self.lock:
+            self.received[n] += 1
+            self.attempts[key] += 1
+            attempt = self.attempts[key]
+            self.payloads.append({k: v for k, v in body.items() if k != "messages"} | {"grid_size": n, "text": text})
+        fail = {int(k): v for k, v in self.config.get("fail", {}).items()}
+        if attempt <= fail.get(n, 0):
+            return 500, {"error": {"message": "simulated server error", "type": "InternalServerError"}}
+        if n in self.config.get("stall", ()):
+            time.sleep(float(self.config.get("stall_seconds", 30)))
+        header, b64 = image.split(",", 1)
+        with Image.open(io.BytesIO(base64.b64decode(b64))) as im:
+            fmt, rgb = im.format, np.asarray(im.convert("RGB"))
+        answer = format_answer(decode_matrix(rgb, n)) if fmt == "PNG" and header == "data:image/png;base64" else "?"
+        if n in self.config.get("sentinel", ()):
+            answer = SENTINEL
+        finish, reasoning = "stop", None
+        budget = int(body.get("max_tokens") or 10**9)
+        if self.config.get("reasoning"):
+            decoy = format_answer([[9] * n for _ in range(n)])
+            reasoning = ("Let me think. A first guess: " + decoy + " ").ljust(int(self.config["reasoning"]), ".")
+            if len(reasoning) >= budget:
+                reasoning, answer, finish = reasoning[:budget], None, "length"
+            else:
+                budget -= len(reasoning)
+        if answer is not None and n in self.config.get("truncate", ()):  # the first rows, closed: only the
+            answer, finish = format_answer(decode_matrix(rgb, n)[: n // 2]), "length"  # finish reason says "cut"
+        elif answer is not None and len(answer) > budget:
+            answer, finish = answer[:budget], "length"
+        message = {"role": "assistant", "content": answer}
+        if reasoning is not None:
+            message["reasoning_content"] = reasoning
+        return 200, {"id": "cmpl-" + key[:12], "object": "chat.completion", "model": self.model,
+                     "choices": [{"index": 0, "message": message, "finish_reason": finish}]}
+
+    def handler(self):
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def _send(self, status: int, payload: dict) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                try:
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a timeout test)
+
+            def do_GET(self):
+                if self.path == "/health":
+                    self._send(200, {})
+                elif self.path == "/v1/models":
+                    self._send(200, {"object": "list", "data": [{"id": server.model, "object": "model"}]})
+                elif self.path == "/stats":
+                    self._send(200, {"received": {str(k): v for k, v in server.received.items()}})
+                else:
+                    self._send(404, {"error": {"message": f"no route {self.path}"}})
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if self.path != "/v1/chat/completions":
+                    self._send(404, {"error": {"message": f"no route {self.path}"}})
+                    return
+                self._send(*server.answer(body))
+
+        return Handler
+
+
+def start(model: str = "fake-vlm", port: int = 0, **config) -> tuple[ThreadingHTTPServer, FakeVLM]:
+    """Serve in a background thread; returns the HTTP server (``.shutdown()`` it) and the state."""
+    state = FakeVLM(model, **config)
+    httpd = ThreadingHTTPServer(("127.0.0.1", port), state.handler())
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd, state
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--model", default="fake-vlm")
+    ap.add_argument("--config", default="{}")
+    args = ap.parse_args(argv)
+    state = FakeVLM(args.model, **json.loads(args.config))
+    httpd = ThreadingHTTPServer(("127.0.0.1", args.port), state.handler())
+    httpd.daemon_threads = True
+    print(f"fake vLLM serving {args.model} on port {args.port}", flush=True)
+    httpd.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
