@@ -8,6 +8,8 @@ pickles with its attributes, so answers resumed from the request cache keep them
 
 from __future__ import annotations
 
+import re
+
 from .scoring import REQUEST_FAILED
 
 #: The longest reasoning text kept in a samples log (a reasoning model can write tens of thousands of tokens).
@@ -53,3 +55,15 @@ def answer_detail(answer: object) -> dict:
         if len(reasoning) > MAX_LOGGED_REASONING:
             out["reasoning_chars"] = len(reasoning)
     return out
+
+
+#: lmms-eval's openai backend (models/simple/openai.py) returns this text in place of an answer after its retries.
+LMMS_FAILED = re.compile(r"^\[LMMS_EVAL_REQUEST_FAILED after \d+ retries\]")
+
+
+def from_lmms_eval(text: object) -> GenText:
+    """The answer lmms-eval handed over, with a failed request recognised by lmms-eval's sentinel."""
+    text = text if isinstance(text, str) else ""
+    if LMMS_FAILED.match(text):
+        return failed(text[:500])
+    return GenText(text)

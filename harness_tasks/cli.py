@@ -25,6 +25,9 @@ def _eval(args: argparse.Namespace) -> int:
         return _dry_run(tasks, args)
     served = bool(args.serve or args.base_url)
     data = args.data
+    if args.model is None and not served and args.harness != "lm-eval":
+        raise UsageError(f"--harness {args.harness} needs --base-url URL, --serve MODEL, or --model with one of its "
+                         "own backends")
     if args.model is None and not served:
         data = data or _demo_release(Path(args.output) / "data", args.scale)
     elif data is None:
@@ -34,7 +37,8 @@ def _eval(args: argparse.Namespace) -> int:
                   device=args.device, apply_chat_template=not args.no_chat_template, gen_kwargs=args.gen_kwargs,
                   resume=not args.no_resume, base_url=args.base_url, serve=args.serve, serve_args=args.serve_args,
                   serve_timeout=args.serve_timeout, concurrency=args.concurrency,
-                  reasoning_budget=args.reasoning_budget, progress=not args.no_progress)
+                  reasoning_budget=args.reasoning_budget, progress=not args.no_progress, harness=args.harness,
+                  request_timeout=args.request_timeout)
     specs = [EvalSpec(model=m, model_args=args.model_args if args.model or served else "", **common) for m in models]
     for spec in specs:
         results = run_eval(spec)
@@ -69,17 +73,33 @@ def _demo_release(out: Path, scale: float) -> str:
 def _tasks_dir(args: argparse.Namespace) -> int:
     from dataset_builder.source import resolve_source
 
+    from . import lmms_taskgen
     from .evaluate import task_folder
     from .taskgen import TASK_DIR
 
+    lmms = args.harness == "lmms-eval"
     if args.data is None:
-        print(TASK_DIR)
+        print(lmms_taskgen.LMMS_TASK_DIR if lmms else TASK_DIR)
         return 0
     if not Path(args.data).expanduser().is_dir():
         raise UsageError(f"--data {args.data!r} is not a folder; build one with: g2m build --out DIR --configs zero_shot")
     source, revision = resolve_source(args.data)
     root = ensure_dir(Path(args.out).expanduser()) if args.out else ensure_dir(default_tasks_root())
-    print(task_folder(source, revision, root))
+    print(lmms_taskgen.task_folder(source, revision, root) if lmms else task_folder(source, revision, root))
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from .vlmevalkit import DATASET_NAME, export
+
+    tasks = tuple(t.strip() for t in args.tasks.split(",") if t.strip())
+    out = Path(args.out or f"{DATASET_NAME}.tsv")
+    if out.suffix != ".tsv" or not out.stem:
+        raise UsageError(f"--out {str(out)!r}: VLMEvalKit reads <Name>.tsv (e.g. {DATASET_NAME}.tsv)")
+    n = export(out, args.data, tasks)
+    print(f"wrote {n:,} rows to {term(out)}\n"
+          f"  copy it to $LMUData/{out.name} (default ~/LMUData) and run VLMEvalKit with --data {out.stem} --mode infer;\n"
+          f"  then: g2m report outputs/<model>/T*/<model>_{out.stem}.xlsx  (or .tsv with PRED_FORMAT=tsv)")
     return 0
 
 
@@ -95,8 +115,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "backend (--model), a running OpenAI-compatible server (--base-url), or a vllm "
                                    "serve started for the run (--serve). With none of them, build a small release "
                                    "and score the built-in baselines.")
-    p.add_argument("--model", default=None, help="lm-eval backend: vllm-vlm, hf-multimodal, local-chat-completions, "
-                                                 "g2m-chat, g2m-oracle, g2m-random (default: both baselines on a small local build)")
+    p.add_argument("--model", default=None, help="the harness's backend; lm-eval: vllm-vlm, hf-multimodal, g2m-chat, "
+                                                 "g2m-oracle, g2m-random (default: both baselines on a small local "
+                                                 "build); lmms-eval: e.g. qwen2_5_vl; inspect: e.g. vllm/MODEL")
     p.add_argument("--model-args", default="", help="backend arguments, e.g. pretrained=Qwen/Qwen3-VL-8B-Instruct,max_model_len=20480")
     p.add_argument("--serve", default=None, metavar="MODEL", help="start `vllm serve MODEL` for this run and evaluate "
                                                                   "it (stopped however the run ends)")
@@ -104,7 +125,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                     "'--tensor-parallel-size 8 --data-parallel-size 2'")
     p.add_argument("--serve-timeout", type=float, default=1800.0, help="seconds to wait for the server to be healthy")
     p.add_argument("--base-url", default=None, help="a running OpenAI-compatible server, e.g. http://localhost:8000/v1")
+    p.add_argument("--harness", default="lm-eval", choices=("lm-eval", "lmms-eval", "inspect"),
+                   help="the evaluation harness that runs the tasks (results land in the same layout)")
     p.add_argument("--concurrency", type=int, default=32, help="requests in flight to a server (--serve, --base-url)")
+    p.add_argument("--request-timeout", type=float, default=None, help="seconds per request to a server (default: "
+                                                                       "300 + budget/10, enough for the largest answer)")
     p.add_argument("--reasoning-budget", type=int, default=0, metavar="K", help="tokens added to every answer "
                                                                                "budget, for a model that reasons first")
     p.add_argument("--tasks", default="g2m", help="comma-separated tasks or tags (g2m, g2m_lite, g2m_c3, g2m_paper, "
@@ -124,9 +149,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--verbose", action="store_true", help="show lm-eval's own log")
     p.set_defaults(func=_eval, extra="harness")
 
-    p = sub.add_parser("tasks-dir", help="print the lm-eval task folder (for lm_eval --include_path)",
+    p = sub.add_parser("export", help="write G2M for another harness's own format (VLMEvalKit's TSV)",
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+                       description="Write the zero_shot rows as VLMEvalKit's custom-dataset TSV: lossless PNG in "
+                                   "base64, image_path <index>.png, the prompt as question, the row id as g2m_id. "
+                                   "g2m report and g2m submit read VLMEvalKit's prediction file back.")
+    p.add_argument("target", choices=("vlmevalkit",))
+    p.add_argument("--data", default=None, help="a local build (g2m build) instead of the Hub release")
+    p.add_argument("--tasks", default="g2m", help="tags or task names whose rows to export")
+    p.add_argument("--out", default=None, help="the TSV to write (default: Grid2Matrix.tsv)")
+    p.set_defaults(func=_export, extra="harness")
+
+    p = sub.add_parser("tasks-dir", help="print the lm-eval (or lmms-eval) task folder, for --include_path",
                        description="Print the installed task folder (the Hub release), or with --data write the same "
                                    "tasks for a local build and print their folder.")
     p.add_argument("--data", default=None, help="a local build (g2m build --out DIR) to write the tasks for")
     p.add_argument("--out", default=None, help="where to write them (default: ~/.cache/grid2matrix/tasks)")
+    p.add_argument("--harness", default="lm-eval", choices=("lm-eval", "lmms-eval"),
+                   help="whose task folder (inspect's tasks are Python: harness_tasks/inspect_tasks.py)")
     p.set_defaults(func=_tasks_dir, extra=None)

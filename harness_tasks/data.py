@@ -16,7 +16,7 @@ from dataset_builder.source import load_config, provenance, resolve_source
 CONFIG = "zero_shot"
 SPLIT = "test"
 
-__all__ = ["CONFIG", "SPLIT", "content_sha256", "provenance", "resolve_source"]
+__all__ = ["CONFIG", "SPLIT", "content_sha256", "provenance", "resolve_source", "rows", "rows_by_id"]
 
 
 @lru_cache(maxsize=4)
@@ -27,3 +27,13 @@ def _content_sha256(source: str, revision: str | None) -> str:
 def content_sha256(data: str | None = None, revision: str | None = None) -> str:
     """The content hash of the zero_shot rows a run reads (``spec.RELEASE_CONTENT_SHA256`` for the release)."""
     return _content_sha256(*resolve_source(data, revision))
+
+
+def rows(data: str | None = None, revision: str | None = None):
+    """The zero_shot test split (``datasets.Dataset``) of the resolved source."""
+    return load_config(CONFIG, SPLIT, *resolve_source(data, revision))
+
+
+def rows_by_id(data: str | None = None, revision: str | None = None) -> dict[str, dict]:
+    """Every zero_shot row but its image, by id: what a harness's logged answers are matched back to."""
+    return {r["id"]: r for r in rows(data, revision).remove_columns(["image"]).to_list()}

@@ -64,13 +64,23 @@ def hash_dict_images(data_dict: dict) -> dict:
 
 
 @contextlib.contextmanager
-def lm_eval_fixes() -> Iterator[None]:
+def quiet_datasets() -> Iterator[None]:
+    """No ``datasets`` bars ("Generating test split", "Map", ...) while g2m runs: one bar per run is g2m's."""
     import datasets
-    import lm_eval.api.task as task_module
-    import lm_eval.evaluator as evaluator_module
 
     bars_were_on = datasets.is_progress_bar_enabled()
-    datasets.disable_progress_bars()  # "Generating test split", "Map", ...: one bar per run is g2m's
+    datasets.disable_progress_bars()
+    try:
+        yield
+    finally:
+        if bars_were_on:
+            datasets.enable_progress_bars()
+
+
+@contextlib.contextmanager
+def lm_eval_fixes() -> Iterator[None]:
+    import lm_eval.api.task as task_module
+    import lm_eval.evaluator as evaluator_module
 
     log_filter = _QuietCustomDataset()
     logging.getLogger("lm_eval.api.task").addFilter(log_filter)
@@ -83,5 +93,3 @@ def lm_eval_fixes() -> Iterator[None]:
     finally:
         task_module.tqdm, evaluator_module.get_git_commit_hash, evaluator_module.hash_dict_images = saved
         logging.getLogger("lm_eval.api.task").removeFilter(log_filter)
-        if bars_were_on:
-            datasets.enable_progress_bars()

@@ -47,8 +47,8 @@ def score_table(results: dict, title: str) -> str:
                 e = cells.get((n, c), {})
                 em, ca = _value(e, "exact_match"), _value(e, "cell_accuracy")
                 row += ["-" if em is None else f"{em:.2f}", "-" if ca is None else f"{ca:.3f}"]
-            for rate in rates:
-                values = [_value(cells.get((n, c), {}), rate) or 0.0 for c in colours]
+            for rate in rates:  # over the palettes this grid size has
+                values = [_value(cells[(n, c)], rate) or 0.0 for c in colours if (n, c) in cells]
                 row.append(f"{sum(values) / len(values):.2f}")
             lines.append("| " + " | ".join(row) + " |")
     lines += _tag_rows(results)

@@ -102,19 +102,19 @@ def tags() -> dict[str, list[str]]:
     return out
 
 
-def _yaml_scalar(value: object) -> str:
+def yaml_scalar(value: object) -> str:
     return json.dumps(value)  # JSON scalars are YAML scalars: strings are quoted and escaped
 
 
 def _template(source: DataSource) -> str:
     metrics = "".join(f"  - metric: {m}\n    aggregation: mean\n    higher_is_better: {str(hib).lower()}\n"
                       for m, hib in METRICS)
-    kwargs = f"dataset_kwargs:\n  revision: {_yaml_scalar(source.revision)}\n" if source.revision else ""
-    meta = "".join(f"  {k}: {_yaml_scalar(v)}\n" for k, v in sorted(source.metadata.items()))
+    kwargs = f"dataset_kwargs:\n  revision: {yaml_scalar(source.revision)}\n" if source.revision else ""
+    meta = "".join(f"  {k}: {yaml_scalar(v)}\n" for k, v in sorted(source.metadata.items()))
     return (
         HEADER
         + "# Shared by every g2m_n{NN}_c{C} task: the zero_shot config of the G2M release.\n"
-        f"dataset_path: {_yaml_scalar(source.path)}\n"
+        f"dataset_path: {yaml_scalar(source.path)}\n"
         "dataset_name: zero_shot\n"
         f"{kwargs}"
         "test_split: test\n"
@@ -156,17 +156,16 @@ def render_all(source: DataSource = DataSource()) -> dict[str, str]:
     return files
 
 
-def out_of_sync(folder: Path = TASK_DIR) -> list[str]:
+def sync_problems(want: dict[str, str], folder: Path) -> list[str]:
     """Generated files that are missing, differ, or should not be there."""
-    want = render_all()
     problems = [f for f, text in want.items() if not (folder / f).is_file() or (folder / f).read_text() != text]
     problems += [p.name for p in folder.glob("*.yaml") if p.name not in want]
     return sorted(problems)
 
 
-def write_all(folder: Path = TASK_DIR, source: DataSource = DataSource()) -> list[str]:
+def write_files(folder: Path, files: dict[str, str]) -> list[str]:
+    """Write a generated folder's YAML files, removing any it no longer has."""
     folder.mkdir(parents=True, exist_ok=True)
-    files = render_all(source)
     for stale in folder.glob("*.yaml"):
         if stale.name not in files:
             stale.unlink()
@@ -175,21 +174,33 @@ def write_all(folder: Path = TASK_DIR, source: DataSource = DataSource()) -> lis
     return sorted(files)
 
 
+def materialise(folder: Path, files: dict[str, str], installed: Path) -> Path:
+    """``folder`` holding ``files`` plus a copy of the installed folder's hooks and README (harnesses resolve
+    ``!function utils.x`` next to the YAML); written once, atomically, and reused while the hooks are unchanged."""
+    if not (folder / TEMPLATE).is_file() or (folder / HELPERS).read_bytes() != (installed / HELPERS).read_bytes():
+        tmp = folder.parent / f".{folder.name}.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        write_files(tmp, files)
+        shutil.copy2(installed / HELPERS, tmp / HELPERS)
+        shutil.copy2(installed / README_NAME, tmp / README_NAME)
+        shutil.rmtree(folder, ignore_errors=True)
+        tmp.rename(folder)
+    return folder
+
+
+def out_of_sync(folder: Path = TASK_DIR) -> list[str]:
+    return sync_problems(render_all(), folder)
+
+
+def write_all(folder: Path = TASK_DIR, source: DataSource = DataSource()) -> list[str]:
+    return write_files(folder, render_all(source))
+
+
 def variant_key(source: DataSource) -> str:
     raw = json.dumps([source.path, source.revision, source.metadata, TASK_VERSION, render_all(source)[TEMPLATE]])
     return hashlib.sha256(raw.encode()).hexdigest()[:16]
 
 
 def write_folder(root: Path, source: DataSource) -> Path:
-    """The task folder for ``source`` under ``root`` (``root/<key>/``), written once and reused: the YAML files and
-    a copy of the hooks module (lm-eval resolves ``!function utils.x`` next to the YAML)."""
-    folder = root / variant_key(source)
-    if not (folder / TEMPLATE).is_file() or (folder / HELPERS).read_bytes() != (TASK_DIR / HELPERS).read_bytes():
-        tmp = root / f".{folder.name}.tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
-        write_all(tmp, source)
-        shutil.copy2(TASK_DIR / HELPERS, tmp / HELPERS)
-        shutil.copy2(TASK_DIR / README_NAME, tmp / README_NAME)
-        shutil.rmtree(folder, ignore_errors=True)
-        tmp.rename(folder)
-    return folder
+    """The task folder for ``source`` under ``root`` (``root/<key>/``), written once and reused."""
+    return materialise(root / variant_key(source), render_all(source), TASK_DIR)

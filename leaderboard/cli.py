@@ -67,8 +67,9 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("report", help="tables and figures from an lm-eval run of the G2M tasks")
-    p.add_argument("run_dir", help="lm-eval output folder of one model (g2m-runs/<model>)")
+    p = sub.add_parser("report", help="tables and figures from a run of the G2M tasks (any harness)")
+    p.add_argument("run_dir", help="the run folder of one model (g2m-runs/<model>, from lm-eval, lmms-eval or inspect), "
+                                   "or a VLMEvalKit prediction file (<model>_Grid2Matrix.xlsx/.tsv)")
     p.add_argument("--out", default=None, help="report folder (default: RUN_DIR/report)")
     p.add_argument("--probes", default=None, help="folder of g2m probe results to draw against the end-to-end scores")
     p.add_argument("--patches", type=float, nargs="+", default=list(PATCH_SIZES), help="patch sizes for the alignment analysis")
@@ -76,8 +77,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--overlay-patch", type=float, default=None, help="draw this patch grid on the heatmaps")
     p.set_defaults(func=_report, extra="report")
 
-    p = sub.add_parser("submit", help="write a leaderboard submission file from an lm-eval run")
-    p.add_argument("run_dir")
+    p = sub.add_parser("submit", help="write a leaderboard submission file from a run (any harness)")
+    p.add_argument("run_dir", help="the run folder of one model, or a VLMEvalKit prediction file")
     p.add_argument("--out", default=None, help="file to write (.json or .json.gz; default RUN_DIR/submission.json.gz)")
     p.add_argument("--allow-partial", action="store_true", help="write it even if ids are missing (it will not validate)")
     p.set_defaults(func=_submit, extra="report")

@@ -12,7 +12,7 @@ import numpy as np
 
 from dataset_builder.errors import G2MError
 from dataset_builder.spec import MAX_COLOURS, MIN_COLOURS
-from harness_tasks.evaluate import model_name
+from harness_tasks.runspec import model_name
 from harness_tasks.scoring import REQUEST_FAILED
 from harness_tasks.taskgen import task_info
 
@@ -106,11 +106,46 @@ def _not_json(token: str):
     raise ValueError(f"{token} is not JSON")
 
 
+def load_vlmevalkit(path: Path) -> Run:
+    """A VLMEvalKit prediction file (for the TSV of ``g2m export vlmevalkit``) as a run: each row's target comes from
+    its id (regenerated from its seed, never read from the file), its text from the ``prediction`` column."""
+    from harness_tasks.vlmevalkit import DATASET_NAME, data_hash, read_predictions
+
+    from .scoring import truth_matrix, zero_shot_truth
+
+    truth = zero_shot_truth()
+    try:
+        predictions = read_predictions(path)
+        content = data_hash(path)
+    except G2MError as e:
+        raise RunError(str(e)) from None
+    samples, seen = [], set()
+    for rid, text, failed in predictions:
+        t = truth.get(rid)
+        if t is None:
+            raise RunError(f"{path.name}: unknown G2M id {rid[:80]!r}")
+        if rid in seen:
+            raise RunError(f"{path.name}: id {rid} appears more than once")
+        seen.add(rid)
+        samples.append(Sample(rid, t.grid_size, t.num_colors, truth_matrix(t), "" if failed else text,
+                              finish_reason=REQUEST_FAILED if failed else None))
+    if not samples:
+        raise RunError(f"{path.name}: no predictions")
+    model = path.stem[: -len(f"_{DATASET_NAME}")] if path.stem.endswith(f"_{DATASET_NAME}") else path.stem
+    results = {"config": {"model": "vlmevalkit", "model_args": f"model={model}"},
+               "g2m": {"harness": "vlmevalkit", "data": {"source": "VLMEvalKit TSV from g2m export vlmevalkit",
+                                                         "content_sha256": content}}}
+    return Run(path.parent, path, results, samples)
+
+
 def load_run(path: str | Path) -> Run:
     """The newest run in ``path``: its results and every sample, each checked; a bad line is named, never skipped.
+    ``path`` may also be a VLMEvalKit prediction file (``<model>_Grid2Matrix.xlsx``/``.tsv``/``.csv``/``.json``).
 
     A sample logged twice (the same id) is counted once when both copies agree, and refused when they differ.
     """
+    if Path(path).is_file():
+        return load_vlmevalkit(Path(path))
     folder = locate(path)
     results_path = _results_files(folder)[-1]
     date = _RESULTS.match(results_path.name).group("date")

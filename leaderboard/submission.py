@@ -89,8 +89,9 @@ def write_submission(run_dir: str | Path, out: str | Path | None = None, allow_p
     doc = {"format": FORMAT, "metadata": metadata_from_run(run.results, run.model)}
     failed = [s.id for s in run.samples if s.request_failed]
     if failed and not allow_partial:
-        raise Rejected(f"{len(failed):,} of the run's requests failed and have no answer (first: {failed[0]}); run the "
-                       "same g2m eval command again to retry exactly those, or pass --allow-partial to submit without them")
+        raise Rejected(f"{len(failed):,} of the run's requests failed and have no answer (first: {failed[0]}); retry "
+                       "them (with g2m eval, running the same command again retries exactly those), or pass "
+                       "--allow-partial to submit without them")
     for key, protocol in (("records", "g2m"), ("paper_records", "paper")):
         by_id = {s.id: s.output for s in run.samples if s.protocol == protocol and not s.request_failed}
         if not by_id and protocol == "paper":

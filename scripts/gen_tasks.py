@@ -1,4 +1,8 @@
-"""Regenerate the lm-eval task YAMLs in harness_tasks/tasks: python scripts/gen_tasks.py [--check]."""
+"""Regenerate the task folders of every harness from one definition: python scripts/gen_tasks.py [--check].
+
+lm-eval's in harness_tasks/tasks (harness_tasks/taskgen.py) and lmms-eval's in harness_tasks/lmms_tasks
+(harness_tasks/lmms_taskgen.py). inspect's tasks are Python (harness_tasks/inspect_tasks.py) and need no files.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness_tasks.taskgen import TASK_DIR, out_of_sync, write_all  # noqa: E402
+from harness_tasks import lmms_taskgen, taskgen  # noqa: E402
+
+FOLDERS = ((taskgen.TASK_DIR, taskgen), (lmms_taskgen.LMMS_TASK_DIR, lmms_taskgen))
 
 
 def main() -> int:
@@ -16,12 +22,13 @@ def main() -> int:
     ap.add_argument("--check", action="store_true", help="only report files that are out of sync (exit 1 if any)")
     args = ap.parse_args()
     if args.check:
-        stale = out_of_sync()
-        for name in stale:
-            print(f"out of sync: {TASK_DIR / name}")
+        stale = [folder / name for folder, gen in FOLDERS for name in gen.out_of_sync(folder)]
+        for path in stale:
+            print(f"out of sync: {path}")
         return 1 if stale else 0
-    written = write_all()
-    print(f"wrote {len(written)} files to {TASK_DIR}")
+    for folder, gen in FOLDERS:
+        written = gen.write_all(folder)
+        print(f"wrote {len(written)} files to {folder}")
     return 0
 
 

@@ -54,6 +54,10 @@ def test_a_missing_module_of_our_own_is_a_bug(monkeypatch):
     ("lm_eval", ["eval", "--model", "g2m-oracle", "--tasks", "g2m_n03_c3", "--data", "."], "grid2matrix[harness]"),
     ("torch", ["probe", "--encoder", "x", "--config", "probe_n20_c3"], "grid2matrix[probing]"),
     ("matplotlib", ["report", "."], "grid2matrix[report]"),
+    ("inspect_ai", ["eval", "--harness", "inspect", "--base-url", "http://127.0.0.1:9/v1", "--data", "."],
+     "grid2matrix[inspect]"),
+    ("lmms_eval", ["eval", "--harness", "lmms-eval", "--base-url", "http://127.0.0.1:9/v1", "--data", "."],
+     "grid2matrix[lmms-eval]"),
 ])
 def test_each_command_names_its_own_extra(blocked, argv, extra):
     code = (f"import sys; sys.modules[{blocked!r}] = None\n"

@@ -8,42 +8,19 @@ decoded only when a backend asks for them. lm-eval loads this file by path, so i
 
 from __future__ import annotations
 
-from dataset_builder.configs import ZERO_SHOT_COLOURS, ZERO_SHOT_SIZES
 from dataset_builder.spec import IMAGE_PLACEHOLDER
 from harness_tasks.answers import answer_detail
-from harness_tasks.images import PngImage
+from harness_tasks.docs import image_of, process_docs_functions
 from harness_tasks.parsing import format_answer
 from harness_tasks.scoring import score_answer
 
-
-def _docs_of(grid_size: int, num_colors: int):
-    def process_docs(dataset):
-        """The rows of one (N, C) cell, with their images kept as PNG bytes (read column-wise: lm-eval calls this
-        several times per task, and a row-by-row scan of 4,500 rows costs 0.15 s each time)."""
-        import datasets
-        import numpy as np
-
-        table = dataset.select_columns(["grid_size", "num_colors"]).with_format("arrow")[:]
-        sizes, colours = table.column("grid_size").to_numpy(), table.column("num_colors").to_numpy()
-        keep = np.flatnonzero((sizes == grid_size) & (colours == num_colors)).tolist()
-        return dataset.select(keep).cast_column("image", datasets.Image(decode=False))
-
-    process_docs.__name__ = process_docs.__qualname__ = f"docs_n{grid_size:02d}_c{num_colors}"
-    return process_docs
-
-
-for _n in ZERO_SHOT_SIZES:
-    for _c in ZERO_SHOT_COLOURS:
-        globals()[f"docs_n{_n:02d}_c{_c}"] = _docs_of(_n, _c)
+globals().update(process_docs_functions())  # docs_n03_c3, ..., docs_n64_c10
 
 
 def doc_to_image(doc: dict) -> list:
     """The row's image as its PNG bytes behind a PIL interface: decoded to RGB only when a backend reads pixels,
     never re-encoded (``harness_tasks.images.PngImage``)."""
-    image = doc["image"]
-    if isinstance(image, dict):
-        return [PngImage(image["bytes"])]
-    return [image if image.mode == "RGB" else image.convert("RGB")]
+    return [image_of(doc)]
 
 
 def doc_to_text(doc: dict) -> str:
