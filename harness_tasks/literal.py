@@ -11,6 +11,7 @@ limit on deep input; a matrix needs depth 2). One pass over the text: time is li
 
 from __future__ import annotations
 
+import json
 import re
 
 MAX_DEPTH = 100
@@ -69,8 +70,25 @@ def _string(token: str) -> str:
     return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), "\\" + m.group(1)), body)
 
 
+def _json_matrix(text: str) -> list | None:
+    """Fast path for the common case, a JSON list of lists of integers: JSON's grammar for those is a subset of
+    Python's literal grammar with the same values (its whitespace, signs, digits; no leading zeros), so the result is
+    what the full reader would give. Anything else (floats, strings, deeper nesting, more text) takes the full path."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if type(value) is list and all(type(r) is list and all(type(x) is int for x in r) for r in value):
+        return value
+    return None
+
+
 def read_literal(text: str) -> object:
     """The literal ``text`` spells (lists, tuples, numbers, strings, booleans, None)."""
+    if text.lstrip(" \t\r\n")[:2] == "[[":
+        fast = _json_matrix(text)
+        if fast is not None:
+            return fast
     tokens = _tokens(text)
     pos = 0
 

@@ -24,10 +24,16 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _submit(args: argparse.Namespace) -> int:
+    from dataset_builder.spec import SUBMISSIONS_URL
+
+    from . import model_info
     from .submission import write_submission
 
-    path = write_submission(args.run_dir, args.out, allow_partial=args.allow_partial)
-    print(f"wrote {term(path)}; check it with: g2m validate {term(path)}")
+    info = model_info.ask({"params": args.params, "open_weights": args.open_weights, "release_date": args.release_date,
+                           "url": args.model_url}, interactive=None if not args.no_input else False)
+    path = write_submission(args.run_dir, args.out, allow_partial=args.allow_partial, model_info=info)
+    print(f"wrote {term(path)}; check it with: g2m validate {term(path)}\n"
+          f"then send it as a pull request adding it under submissions/ in {SUBMISSIONS_URL}")
     return 0
 
 
@@ -81,6 +87,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("run_dir", help="the run folder of one model, or a VLMEvalKit prediction file")
     p.add_argument("--out", default=None, help="file to write (.json or .json.gz; default RUN_DIR/submission.json.gz)")
     p.add_argument("--allow-partial", action="store_true", help="write it even if ids are missing (it will not validate)")
+    p.add_argument("--params", default=None, help="parameter count, e.g. 8B or 235B-A22B (asked at a terminal)")
+    weights = p.add_mutually_exclusive_group()
+    weights.add_argument("--open-weights", dest="open_weights", action="store_true", default=None,
+                         help="the weights are public")
+    weights.add_argument("--api", dest="open_weights", action="store_false", help="the model is only served by an API")
+    p.add_argument("--release-date", default=None, help="the model's release date, YYYY-MM-DD")
+    p.add_argument("--model-url", default=None, help="a link to the model (its Hub page, paper or API docs)")
+    p.add_argument("--no-input", action="store_true", help="never prompt for what the flags leave out")
     p.set_defaults(func=_submit, extra="report")
 
     p = sub.add_parser("validate", help="check a submission file and re-score every output")

@@ -1,8 +1,13 @@
-"""The report's figures (matplotlib, written as PNG): accuracy against N, per-cell heatmaps with a patch grid,
-colour confusion, patch alignment, and probe against end-to-end (the Digital Agnosia gap)."""
+"""The report's figures: accuracy against N, one grid of per-cell heatmaps, colour confusion per palette size, patch
+alignment within each grid size, and probe against end-to-end (the Digital Agnosia gap).
+
+Every figure has a title and labelled axes, and is written as PNG (150 dpi) and SVG side by side; the functions
+return the PNG's file name.
+"""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -12,22 +17,25 @@ from dataset_builder.render import geometry
 from dataset_builder.spec import DEFAULT_RESOLUTION, PALETTE
 
 COLOURS = {3: "#c44e52", 5: "#4c72b0", 10: "#55a868"}
+DPI = 150
 
 
-def _save(fig, path: Path) -> str:
+def _save(fig, path: Path, title: str) -> str:
+    fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=DPI)
+    fig.savefig(path.with_suffix(".svg"))
     _plt().close(fig)
     return path.name
 
 
-def accuracy_vs_n(tasks: dict[tuple[int, int], dict], path: Path, probes: dict | None = None) -> str:
+def accuracy_vs_n(tasks: dict[tuple[int, int], dict], path: Path, probes: dict | None = None, title: str = "") -> str:
     """Cell accuracy and exact match against N, one line per palette size, with the chance line 1/C.
 
     ``probes`` maps (C, readout) -> {N: probe cell accuracy}, drawn on the same axes (the Digital Agnosia gap).
     """
     plt = _plt()
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
     for c in sorted({c for _, c in tasks}):
         ns = sorted(n for n, cc in tasks if cc == c)
         col = COLOURS.get(c)
@@ -42,80 +50,129 @@ def accuracy_vs_n(tasks: dict[tuple[int, int], dict], path: Path, probes: dict |
         ns = sorted(curve)
         axes[0].plot(ns, [curve[n] for n in ns], marker="s", linestyle="--", color=COLOURS.get(c),
                      label=f"C={c} probe ({readout})")
-    for ax, title in zip(axes, ("cell accuracy", "exact match"), strict=True):
+    for ax, name in zip(axes, ("cell accuracy", "exact match"), strict=True):
         ax.set_xscale("log", base=2)
         ax.set_xticks(sorted({n for n, _ in tasks}))
         ax.set_xticklabels([str(n) for n in sorted({n for n, _ in tasks})], fontsize=7)
         ax.set_xlabel("grid size N")
-        ax.set_ylabel(title)
+        ax.set_ylabel(name)
+        ax.set_title(f"{name} (95% intervals shaded)", fontsize=8)
         ax.set_ylim(-0.02, 1.02)
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, fontsize=7, loc="lower center", ncol=min(4, len(labels)), frameon=False)
+    fig.suptitle(title or "Accuracy against grid size", fontsize=10)
     fig.tight_layout(rect=(0, 0.06 * ((len(labels) + 3) // 4), 1, 1))
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=DPI)
+    fig.savefig(path.with_suffix(".svg"))
     _plt().close(fig)
     return path.name
 
 
-def heatmap(hm: np.ndarray, path: Path, title: str, patch: float | None = None,
-            input_size: float = DEFAULT_RESOLUTION) -> str:
-    """Per-cell accuracy drawn where the cells really are in the release image, with an optional patch grid."""
+def _cell_ticks(ax, n: int) -> None:
+    """Label the axes in cells (1..N at cell centres), though the cells are drawn where they are in the image."""
+    g = geometry(n)
+    centres = np.asarray(g.centres, dtype=float) + 0.5
+    picks = sorted({0, n // 2, n - 1} if n > 4 else set(range(n)))
+    ax.set_xticks(centres[picks], [str(i + 1) for i in picks], fontsize=6)
+    ax.set_yticks(centres[picks], [str(i + 1) for i in picks], fontsize=6)
+
+
+def heatmap_grid(hms: dict[int, np.ndarray], counts: dict[int, int], path: Path, title: str,
+                 patch: float | None = None, input_size: float = DEFAULT_RESOLUTION, cols: int = 5) -> str:
+    """Per-cell accuracy for every grid size in one compact grid, each cell drawn where it is in the release image,
+    axes in cell rows and columns, with an optional patch grid."""
     plt = _plt()
-    n = hm.shape[0]
+    ns = sorted(hms)
+    cols = min(cols, len(ns))
+    rows = math.ceil(len(ns) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(2.5 * cols + 0.8, 2.6 * rows + 0.6), squeeze=False)
     side = DEFAULT_RESOLUTION
-    b = np.asarray(geometry(n).bounds, dtype=float)
-    fig, ax = plt.subplots(figsize=(5.2, 4.6))
-    mesh = ax.pcolormesh(b, b, hm, vmin=0, vmax=1, cmap="viridis")
-    if patch:
-        step = patch * side / input_size
-        for x in np.arange(0, side + 1e-9, step):
-            ax.axvline(x, color="white", linewidth=0.6, alpha=0.8)
-            ax.axhline(x, color="white", linewidth=0.6, alpha=0.8)
-    ax.set_xlim(0, side)
-    ax.set_ylim(side, 0)
-    ax.set_aspect("equal")
-    ax.set_title(title + (f" (patch grid {patch:g} px at {input_size:g} px)" if patch else ""), fontsize=8)
-    fig.colorbar(mesh, ax=ax, label="cell accuracy")
-    return _save(fig, path)
+    mesh = None
+    for ax, n in zip(axes.flat, ns, strict=False):
+        b = np.asarray(geometry(n).bounds, dtype=float)
+        mesh = ax.pcolormesh(b, b, hms[n], vmin=0, vmax=1, cmap="viridis", rasterized=True)  # small SVGs
+        if patch:
+            for x in np.arange(0, side + 1e-9, patch * side / input_size):
+                ax.axvline(x, color="white", linewidth=0.4, alpha=0.7)
+                ax.axhline(x, color="white", linewidth=0.4, alpha=0.7)
+        ax.set_xlim(0, side)
+        ax.set_ylim(side, 0)
+        ax.set_aspect("equal")
+        _cell_ticks(ax, n)
+        ax.set_title(f"N={n} ({counts.get(n, 0)} grids)", fontsize=8)
+        ax.set_xlabel("column", fontsize=7)
+        ax.set_ylabel("row", fontsize=7)
+    for ax in list(axes.flat)[len(ns):]:
+        ax.axis("off")
+    if mesh is not None:
+        fig.colorbar(mesh, ax=axes.ravel().tolist(), label="cell accuracy", shrink=0.8)
+    suffix = f"; white lines: {patch:g}-px patches at {input_size:g} px" if patch else ""
+    fig.suptitle(title + suffix, fontsize=10)
+    fig.savefig(path, dpi=DPI, bbox_inches="tight")
+    fig.savefig(path.with_suffix(".svg"), bbox_inches="tight")
+    _plt().close(fig)
+    return path.name
 
 
-def confusion(conf: np.ndarray, path: Path) -> str:
-    """Row-normalised colour confusion, and how often each colour is predicted relative to how often it occurs."""
+def confusion(by_palette: dict[int, np.ndarray], biases: dict[int, dict], path: Path, title: str) -> str:
+    """Per palette size: the row-normalised confusion (with an "invalid" column), and each colour's over- or
+    under-prediction among the cells read as a palette colour, with the invalid rate apart."""
     plt = _plt()
-    used = [i for i in range(conf.shape[0]) if conf[i].sum() > 0]
-    names = [PALETTE[i].name for i in used]
-    rows = conf[used][:, [*used, conf.shape[1] - 1]].astype(float)
-    norm = rows / np.maximum(rows.sum(1, keepdims=True), 1)
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), gridspec_kw={"width_ratios": [1.3, 1]})
-    im = axes[0].imshow(norm, vmin=0, vmax=1, cmap="magma")
-    axes[0].set_xticks(range(len(used) + 1), [*names, "invalid"], rotation=45, fontsize=7)
-    axes[0].set_yticks(range(len(used)), names, fontsize=7)
-    axes[0].set_xlabel("predicted")
-    axes[0].set_ylabel("true")
-    fig.colorbar(im, ax=axes[0], label="share of the true colour's cells")
-    predicted = conf[:, used].sum(0).astype(float)
-    actual = conf[used].sum(1).astype(float)
-    ratio = predicted / np.maximum(actual, 1) - 1
-    axes[1].bar(names, ratio, color=[np.array(PALETTE[i].rgb) / 255 for i in used], edgecolor="black")
-    axes[1].axhline(0, color="black", linewidth=0.8)
-    axes[1].set_ylabel("over (+) / under (-) prediction")
-    axes[1].tick_params(axis="x", rotation=45, labelsize=7)
-    return _save(fig, path)
+    cs = sorted(by_palette)
+    fig, axes = plt.subplots(len(cs), 2, figsize=(11, 3.6 * len(cs)), squeeze=False,
+                             gridspec_kw={"width_ratios": [1.3, 1]})
+    for (ax_conf, ax_bar), c in zip(axes, cs, strict=True):
+        conf = by_palette[c].astype(float)
+        names = [PALETTE[i].name for i in range(c)]
+        norm = conf / np.maximum(conf.sum(1, keepdims=True), 1)
+        im = ax_conf.imshow(norm, vmin=0, vmax=1, cmap="magma")
+        ax_conf.set_xticks(range(c + 1), [*names, "invalid"], rotation=45, fontsize=7)
+        ax_conf.set_yticks(range(c), names, fontsize=7)
+        ax_conf.set_xlabel("predicted")
+        ax_conf.set_ylabel("true")
+        ax_conf.set_title(f"C={c}: confusion (rows sum to 1)", fontsize=8)
+        fig.colorbar(im, ax=ax_conf, label="share of the true colour's cells")
+        bias = biases[c]
+        values = [v if v is not None else 0.0 for v in bias["bias"]]
+        ax_bar.bar(names, values, color=[np.array(PALETTE[i].rgb) / 255 for i in range(c)], edgecolor="black")
+        ax_bar.axhline(0, color="black", linewidth=0.8)
+        top = max(0.25, 1.15 * max(map(abs, values), default=0))  # noise of a few per mille must look like noise
+        ax_bar.set_ylim(-top, top)
+        ax_bar.set_ylabel("predicted / actual - 1")
+        rate = bias["invalid_rate"]
+        ax_bar.set_title(f"C={c}: over/under prediction (valid cells); invalid: "
+                         f"{'-' if rate is None else f'{rate:.1%}'}", fontsize=8)
+        ax_bar.tick_params(axis="x", rotation=45, labelsize=7)
+    return _save(fig, path, title)
 
 
-def alignment(results: list[dict], path: Path) -> str:
-    """Cell accuracy by the share of the cell that crosses patch boundaries, one line per patch size."""
+def alignment(results: list[dict], path: Path, title: str) -> str:
+    """Per patch size: within each grid size, the accuracy of the more-crossed half of the cells minus that of the
+    less-crossed half (0: alignment does not matter). Sizes where every cell crosses alike are marked n/a."""
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(6.4, 3.8))
-    for res in results:
-        pts = [(k, b["cell_accuracy"]) for k, b in enumerate(res["bins"]) if b["cell_accuracy"] is not None]
-        corr = res["correlation"]
-        ax.plot([k for k, _ in pts], [v for _, v in pts], marker="o",
-                label=f"patch {res['patch']:g} px" + (f" (r = {corr:+.2f})" if corr is not None else ""))
-    if results:
-        ax.set_xticks(range(len(results[0]["bins"])), [b["bin"] for b in results[0]["bins"]], fontsize=7)
-    ax.set_xlabel("share of the cell outside its dominant patch")
-    ax.set_ylabel("cell accuracy")
-    ax.set_ylim(-0.02, 1.02)
-    ax.legend(fontsize=7)
-    return _save(fig, path)
+    cols = min(2, len(results))
+    rows = math.ceil(len(results) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(5.6 * cols, 3.2 * rows), squeeze=False, sharey=True)
+    diffs_all = [r["difference"] for res in results for r in res["per_n"] if r["difference"] is not None]
+    top = max(0.1, 1.15 * max(map(abs, diffs_all), default=0))  # a fixed scale: sampling noise stays small
+    for ax, res in zip(axes.flat, results, strict=False):
+        ns = [r["grid_size"] for r in res["per_n"]]
+        diffs = [r["difference"] for r in res["per_n"]]
+        pos = np.arange(len(ns))
+        ax.bar(pos, [d if d is not None else 0.0 for d in diffs], color=["#4c72b0" if d is not None else "none"
+                                                                           for d in diffs], edgecolor="black")
+        for k, d in enumerate(diffs):
+            if d is None:
+                ax.text(k, 0.02 * top, "n/a", ha="center", va="bottom", fontsize=7, color="#777", rotation=90)
+        ax.axhline(0, color="black", linewidth=0.8)
+        ax.set_ylim(-top, top)
+        ax.set_xticks(pos, [str(n) for n in ns], fontsize=6)
+        ax.set_xlabel("grid size N")
+        mean = res["difference"]
+        ax.set_title(f"patch {res['patch']:g} px at {res['input_size']:g} px; weighted mean "
+                     f"{'n/a' if mean is None else f'{mean:+.3f}'}", fontsize=8)
+    for ax in list(axes.flat)[len(results):]:
+        ax.axis("off")
+    for row in axes:
+        row[0].set_ylabel("more - less crossed\ncells' accuracy")
+    return _save(fig, path, title)

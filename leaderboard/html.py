@@ -17,7 +17,8 @@ table{border-collapse:collapse;margin:1rem 0;font-size:.9rem}th,td{border:1px so
 th{background:#f3f3f3;cursor:default}td.text,th.text{text-align:left}img{max-width:100%;height:auto;border:1px solid #eee}
 th.sortable{cursor:pointer}th.sortable:after{content:" \\2195";color:#999}.badge{font-size:.75rem;padding:.05rem .35rem;
 border-radius:.3rem;background:#eee;margin-left:.3rem}.reported{color:#666;font-style:italic}.baseline{background:#fafaf0}
-.muted{color:#777;font-size:.85rem}
+.muted{color:#777;font-size:.85rem}.banner{background:#fff8e1;border:1px solid #e0c97f;padding:.5rem .8rem;border-radius:.3rem}
+pre{white-space:pre-wrap;word-break:break-all;background:#f7f7f7;padding:.5rem;font-size:.8rem;max-height:12rem;overflow:auto}
 """
 
 

@@ -7,25 +7,21 @@ wrote the run), and the report is plain files: ``index.html`` and ``index.md`` w
 
 from __future__ import annotations
 
-import csv
 import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 from dataset_builder.errors import UsageError
-from dataset_builder.fsutil import atomic_write_text, ensure_dir
+from dataset_builder.fsutil import ensure_dir
 from dataset_builder.spec import DEFAULT_RESOLUTION, PATCH_SIZES, PROBE_RESULT_FORMAT
-from dataset_builder.untrusted import md as md_text
-from dataset_builder.untrusted import plot, strict_json
-from harness_tasks.paper import STRATEGY_NAMES as PAPER_STRATEGY_NAMES
-from harness_tasks.parsing import STRATEGY_NAMES
+from dataset_builder.untrusted import plot
 
 from . import figures
 from . import geometry as geo
-from .html import esc, fmt, fmt_ci, md_table, page, table
+from .report_page import write_report
 from .runs import load_run
-from .scoring import by_task, confusion, heatmaps, score_output, summarise
+from .scoring import by_task, colour_bias, confusion_by_palette, heatmaps, score_output, summarise
 
 
 @dataclass(frozen=True)
@@ -104,98 +100,73 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str
     hms = heatmaps(scored)
     counts = {n: sum(1 for r in scored if r.grid_size == n) for n in hms}
     curves = load_probes(probes) if probes else {}
-    figs = {"accuracy": figures.accuracy_vs_n(tasks, out / "accuracy_vs_n.png", curves)}
-    for n, hm in hms.items():
-        figs[f"heatmap_n{n:02d}"] = figures.heatmap(hm, out / f"heatmap_n{n:02d}.png", f"{plot(run.model, 60)}: N={n}, "
-                                                    f"{counts[n]} grids", options.overlay_patch, options.input_size)
-    conf = confusion(scored)
-    figs["confusion"] = figures.confusion(conf, out / "confusion.png")
+    model = plot(run.model, 60)
+    figs = {"accuracy": figures.accuracy_vs_n(tasks, out / "accuracy_vs_n.png", curves,
+                                              f"{model}: accuracy against grid size")}
+    figs["heatmaps"] = figures.heatmap_grid(hms, counts, out / "heatmaps.png", f"{model}: accuracy of each cell",
+                                            options.overlay_patch, options.input_size)
+    conf = confusion_by_palette(scored)
+    bias = {c: colour_bias(m) for c, m in conf.items()}
+    figs["confusion"] = figures.confusion(conf, bias, out / "confusion.png", f"{model}: colour confusion per palette size")
     align = [geo.alignment(hms, counts, p, options.input_size) for p in options.patches]
-    figs["alignment"] = figures.alignment(align, out / "patch_alignment.png")
+    figs["alignment"] = figures.alignment(align, out / "patch_alignment.png",
+                                          f"{model}: patch alignment within each grid size")
     gap = [{"grid_size": n, "num_colors": c, "probe": label, "probe_cell_accuracy": curve[n],
             "end_to_end_cell_accuracy": tasks[(n, c)]["cell_accuracy"], "gap": curve[n] - tasks[(n, c)]["cell_accuracy"]}
            for (c, label), curve in sorted(curves.items()) for n in sorted(curve) if (n, c) in tasks]
     strategies = {k: Counter(r.score.strategy for r in v) for k, v in by_task(scored).items()}
     report = {"model": run.model, "results_file": run.results_path.name, "protocol": main, "overall": overall,
+              "provenance": provenance(run, tasks),
               "protocols": {k: {"overall": v["overall"],
                                 "tasks": [{"grid_size": n, "num_colors": c, **t} for (n, c), t in v["tasks"].items()]}
                             for k, v in protocols.items()},
               "tasks": [{"grid_size": n, "num_colors": c, **s, "parse_strategies": dict(strategies[(n, c)])}
                         for (n, c), s in tasks.items()],
-              "patch_alignment": align, "confusion": conf.tolist(), "digital_agnosia_gap": gap, "figures": figs}
-    _write(out, report, tasks, overall, align, gap, figs, run, options)
+              "patch_alignment": align, "confusion": {str(c): m.tolist() for c, m in conf.items()},
+              "colour_bias": {str(c): b for c, b in bias.items()}, "failed_examples": failed_examples(run, scored),
+              "digital_agnosia_gap": gap, "figures": figs}
+    write_report(out, report, tasks, overall, run, options)
     report["output_dir"] = str(out)
     return report
 
 
-PROTOCOL_NOTE = ("G2M: G2M's parser with partial credit, G2M's answer budget; strict: the same parse, 0 cells "
-                 "unless exactly N x N (the authors' rule). Paper: the authors' parser and scoring on the run's "
-                 "g2m_paper tasks (their budget, min(4N^2+20N+50, 2048)). Paper rule on G2M outputs: the run's g2m "
-                 "outputs re-scored with the authors' parser and scoring (their rule, G2M's budget).")
-PROTOCOL_COLUMNS = (("g2m", "G2M", ("exact_match", "cell_accuracy", "cell_accuracy_strict")),
-                    ("paper", "paper", ("exact_match", "cell_accuracy")),
-                    ("paper_rule_on_g2m", "paper rule on G2M outputs", ("exact_match", "cell_accuracy")))
+def provenance(run, tasks: dict) -> dict:
+    """What the banner says: which data (the release at a revision, or a local build and its scale), how many grids
+    per (N, C), which harness and backend, which protocol."""
+    g2m = run.results.get("g2m") or {}
+    data = g2m.get("data") or {}
+    params = data.get("build_params") if isinstance(data.get("build_params"), dict) else {}
+    counts = [t["n"] for t in tasks.values()]
+    cfg = run.results.get("config") or {}
+    return {"data": str(data.get("source") or "unknown"), "revision": data.get("revision"),
+            "scale": params.get("scale", 1.0 if data.get("revision") else None),
+            "content_sha256": data.get("content_sha256"), "per_cell": [min(counts), max(counts)] if counts else [0, 0],
+            "harness": str(g2m.get("harness") or "lm-eval"), "backend": str(cfg.get("model") or "unknown"),
+            "protocols": sorted({s.protocol for s in run.samples}), "task_version": g2m.get("task_version")}
 
 
-def protocol_rows(protocols: dict) -> tuple[list[str], list[list[str]]]:
-    """The side-by-side table: one row per (N, C), a column group per protocol the run has."""
-    present = [(k, label, metrics) for k, label, metrics in PROTOCOL_COLUMNS if k in protocols]
-    headers = ["N", "C"] + [f"{label} {m.replace('cell_accuracy_strict', 'strict cell').replace('_', ' ')}"
-                            for _, label, metrics in present for m in metrics]
-    by_key = {k: {(t["grid_size"], t["num_colors"]): t for t in protocols[k]["tasks"]} for k, _, _ in present}
-    cells = sorted({nc for v in by_key.values() for nc in v})
-    rows = [[str(n), str(c)] + [fmt(by_key[k].get((n, c), {}).get(m)) for k, _, metrics in present for m in metrics]
-            for n, c in cells]
-    rows.append(["all", ""] + [fmt(protocols[k]["overall"].get(m)) for k, _, metrics in present for m in metrics])
-    return headers, rows
-
-
-def _write(out: Path, report: dict, tasks: dict, overall: dict, align: list, gap: list, figs: dict, run,
-           options: ReportOptions) -> None:
-    rates = ["exact_match", "cell_accuracy", "parse_failed", "truncated"]
-    if overall.get("request_failed"):
-        rates.append("request_failed")  # answers that never came: shown only when there are some
-    headers = ["N", "C", "n", *(f"{k.replace('_', ' ')} [95% CI]" for k in rates)]
-    rows = [[str(n), str(c), str(s["n"]), *(fmt_ci(s[k], s[f"{k}_ci"]) for k in rates)] for (n, c), s in tasks.items()]
-    rows.append(["all", "", str(overall["n"]), *(fmt_ci(overall[k], overall[f"{k}_ci"]) for k in rates)])
-    with open(out / "summary.csv", "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["grid_size", "num_colors", "n", "exact_match", "cell_accuracy", "parse_failed", "truncated",
-                    "request_failed"])
-        for (n, c), s in tasks.items():
-            w.writerow([n, c, s["n"], s["exact_match"], s["cell_accuracy"], s["parse_failed"], s["truncated"],
-                        s["request_failed"]])
-    atomic_write_text(out / "report.json", strict_json(report, indent=1) + "\n")
-    align_rows = [[f"{a['patch']:g}", b["bin"], str(b["cells"]), fmt(b["cell_accuracy"])] for a in align for b in a["bins"]]
-    gap_rows = [[str(g["grid_size"]), str(g["num_colors"]), g["probe"], fmt(g["probe_cell_accuracy"]),
-                 fmt(g["end_to_end_cell_accuracy"]), fmt(g["gap"])] for g in gap]
-    heat = [k for k in figs if k.startswith("heatmap_")]
-    sections = [
-        ("Scores by task", "Exact match, cell accuracy, parse failures and truncation per (N, C), re-scored from the "
-         "logged samples. Intervals: Wilson for rates, seeded bootstrap for cell accuracy.", headers, rows),
-        ("Patch alignment", "Cell accuracy against the share of each cell that lies outside its dominant patch, "
-         f"for a model that sees the image at {options.input_size:g} px.",
-         ["patch px", "share outside dominant patch", "cells", "cell accuracy"], align_rows),
-    ]
-    sections.append(("Protocols side by side", PROTOCOL_NOTE, *protocol_rows(report["protocols"])))
-    names = list(STRATEGY_NAMES if report["protocol"] == "g2m" else PAPER_STRATEGY_NAMES)
-    sections.append(("How answers were read", f"Per task ({report['protocol']} protocol), how many answers each parse "
-                     "strategy read (the first that finds a matrix wins); none is a parse failure.", ["N", "C", *names],
-                     [[str(t["grid_size"]), str(t["num_colors"]), *(str(t["parse_strategies"].get(k, 0)) for k in names)]
-                      for t in report["tasks"]]))
-    if gap:
-        sections.append(("Digital Agnosia gap", "Probe on the frozen encoder against the end-to-end model, same N and C.",
-                         ["N", "C", "probe", "probe cell acc", "end-to-end cell acc", "gap"], gap_rows))
-    md = [f"# G2M report: {md_text(run.model)}", "", f"Run: {md_text(run.results_path.name)}, {len(run.samples):,} samples.", "",
-          f"![accuracy against N]({figs['accuracy']})", ""]
-    body = [f"<h1>G2M report: {esc(run.model)}</h1>",
-            f"<p class=\"muted\">Run {esc(run.results_path.name)}, {len(run.samples):,} samples.</p>",
-            f"<img src=\"{esc(figs['accuracy'])}\" alt=\"accuracy against N\">"]
-    for title, text, h, r in sections:
-        md += [f"## {title}", "", text, "", md_table(h, r), ""]
-        body += [f"<h2>{esc(title)}</h2><p>{esc(text)}</p>", table(h, r, text_cols=0)]
-    for title, names in (("Per-cell heatmaps", heat), ("Patch alignment", ["alignment"]), ("Colour confusion", ["confusion"])):
-        md += [f"## {title}", ""] + [f"![{k}]({figs[k]})" for k in names] + [""]
-        body += [f"<h2>{esc(title)}</h2>"] + [f"<img src=\"{esc(figs[k])}\" alt=\"{esc(k)}\">" for k in names]
-    atomic_write_text(out / "index.md", "\n".join(md) + "\n")
-    atomic_write_text(out / "index.html", page(f"G2M report: {run.model}", "\n".join(body)))
+def failed_examples(run, scored: list, per_n: int = 3, chars: int = 400) -> dict[str, list[dict]]:
+    """A few answers per N that were not exactly right, the most telling first (failed requests, parse failures,
+    truncations, then the lowest cell accuracy) and from different palettes where there are: the start of the
+    text, how it was read, and why not."""
+    text = {s.id: s.output for s in run.samples}
+    wrong: dict[int, list] = {}
+    for r in scored:
+        if r.exact_match != 1.0:
+            wrong.setdefault(r.grid_size, []).append(r)
+    out: dict[str, list[dict]] = {}
+    for n, rows in sorted(wrong.items()):
+        rows.sort(key=lambda r: (not r.request_failed, not r.parse_failed, not r.truncated, r.cell_accuracy, r.id))
+        picked, palettes = [], set()
+        for r in rows + rows:  # first pass: one per palette; second: fill up
+            if len(picked) == per_n:
+                break
+            if r not in picked and (r.num_colors not in palettes or len(palettes) >= len({x.num_colors for x in rows})):
+                picked.append(r)
+                palettes.add(r.num_colors)
+        out[str(n)] = [{"id": r.id, "strategy": r.score.strategy, "reason": r.score.reason or "",
+                        "cell_accuracy": r.cell_accuracy, "truncated": r.truncated, "request_failed": r.request_failed,
+                        "chars": len(text.get(r.id, "")),
+                        "text": text.get(r.id, "")[:chars] + (" ..." if len(text.get(r.id, "")) > chars else "")}
+                       for r in picked]
+    return out

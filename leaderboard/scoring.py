@@ -169,3 +169,31 @@ def confusion(rows: Iterable[Scored], num_values: int = 10) -> np.ndarray:
         np.add.at(conf, (true[~bad], pred[~bad]), 1)
         np.add.at(conf[:, num_values], true[bad], 1)
     return conf
+
+
+def confusion_by_palette(rows: Iterable[Scored]) -> dict[int, np.ndarray]:
+    """One confusion per palette size C: (true value) x (predicted value in 0..C-1, then "invalid": missing, or a
+    value outside the palette). Pooling palettes would show palette blocks, not confusions."""
+    rows = list(rows)
+    return {c: confusion([r for r in rows if r.num_colors == c], c) for c in sorted({r.num_colors for r in rows})}
+
+
+def colour_bias(conf: np.ndarray) -> dict:
+    """How often each colour is predicted against how often it is the truth, over the cells read as a palette
+    colour only, with the invalid rate apart: an unreadable cell is not an under-prediction of its colour.
+
+    ``conf`` is one palette's confusion (C x (C + 1), last column invalid). ``bias[i]`` is predicted / actual - 1
+    among valid cells (0: neither over- nor under-predicted); ``invalid[i]`` is the share of colour i's cells read as
+    nothing valid.
+    """
+    c = conf.shape[0]
+    valid = conf[:, :c].astype(np.float64)
+    actual, predicted = valid.sum(1), valid.sum(0)
+    total = conf.sum(1).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        bias = np.where(actual > 0, predicted / np.where(actual > 0, actual, 1) - 1, np.nan)
+        invalid = np.where(total > 0, conf[:, c] / np.where(total > 0, total, 1), np.nan)
+    all_cells = conf.sum()
+    return {"bias": [None if np.isnan(v) else float(v) for v in bias],
+            "invalid": [None if np.isnan(v) else float(v) for v in invalid],
+            "invalid_rate": float(conf[:, c].sum() / all_cells) if all_cells else None}

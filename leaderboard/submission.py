@@ -27,6 +27,7 @@ from dataset_builder.spec import DATASET_REVISION, HUB_REPO_ID, RELEASE_CONTENT_
 from dataset_builder.untrusted import MAX_STRING, check_value, term
 from harness_tasks.parsing import MAX_ANSWER_CHARS
 
+from . import model_info
 from .runs import load_run
 from .safe_json import MAX_FILE_BYTES, Rejected, check_structure, check_utf8, read_bytes, read_object
 from .scoring import by_task, score_output, summarise, truth_matrix, zero_shot_truth
@@ -50,6 +51,7 @@ class Validation:
     warnings: list[str] = field(default_factory=list)
     scored: list = field(default_factory=list)  # per-output re-scores, for figures
     data: str | None = None  # RELEASE or LOCAL: which data the outputs were produced on
+    by_protocol: dict = field(default_factory=dict)  # per-output re-scores of every protocol (g2m, paper, ...)
 
 
 def _version(results: dict, name: str) -> str | None:
@@ -81,12 +83,15 @@ def metadata_from_run(results: dict, model: str) -> dict:
     }
 
 
-def write_submission(run_dir: str | Path, out: str | Path | None = None, allow_partial: bool = False) -> Path:
+def write_submission(run_dir: str | Path, out: str | Path | None = None, allow_partial: bool = False,
+                     model_info: dict | None = None) -> Path:
     """The run's outputs as a submission: ``records`` from its g2m tasks and, when it ran them, ``paper_records``
-    from its g2m_paper tasks (the paper's protocol, with the authors' budget)."""
+    from its g2m_paper tasks (the paper's protocol, with the authors' budget). ``model_info`` (parameters, open
+    weights, release date, link: ``model_info.check``) goes into ``metadata.model``."""
     run = load_run(run_dir)
     known = zero_shot_truth()
     doc = {"format": FORMAT, "metadata": metadata_from_run(run.results, run.model)}
+    doc["metadata"]["model"].update(model_info or {})
     failed = [s.id for s in run.samples if s.request_failed]
     if failed and not allow_partial:
         raise Rejected(f"{len(failed):,} of the run's requests failed and have no answer (first: {failed[0]}); retry "
@@ -131,6 +136,10 @@ def _check_metadata(meta: object) -> dict:
         for k in keys:
             if not isinstance(part.get(k), str) or not part[k].strip():
                 raise Rejected(f"metadata.{section}.{k} must be a non-empty string of at most {MAX_STRING} characters")
+    try:
+        model_info.check(meta["model"])
+    except ValueError as e:
+        raise Rejected(f"metadata.{e}") from None
     return meta
 
 
@@ -222,7 +231,8 @@ def validate(path: str | os.PathLike) -> Validation:
         scores = _scores(records.scored["g2m"])
         scores["protocols"] = {name: summarise(rows) for name, rows in (*records.scored.items(), *paper.scored.items())
                                if rows}
-        return Validation(True, None, sha, meta, scores, warnings, records.scored["g2m"], kind)
+        by_protocol = {name: rows for name, rows in (*records.scored.items(), *paper.scored.items()) if rows}
+        return Validation(True, None, sha, meta, scores, warnings, records.scored["g2m"], kind, by_protocol)
     except Rejected as e:
         return Validation(False, str(e))
 

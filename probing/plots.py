@@ -13,6 +13,10 @@ def plot_heatmap(heatmap: np.ndarray, path: Path, title: str) -> None:
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.2, 4.5), dpi=120)
     im = ax.imshow(heatmap, vmin=0, vmax=1, cmap="viridis", interpolation="nearest")
+    n = heatmap.shape[0]
+    ticks = sorted({0, n // 4, n // 2, (3 * n) // 4, n - 1})  # whole cells, counted from 1
+    ax.set_xticks(ticks, [str(t + 1) for t in ticks])
+    ax.set_yticks(ticks, [str(t + 1) for t in ticks])
     ax.set_title(title, fontsize=8)
     ax.set_xlabel("column")
     ax.set_ylabel("row")

@@ -58,9 +58,10 @@ class ProbeSpec:
 
 def run_probe(spec: ProbeSpec, progress: bool = True) -> dict:
     block = get_config(spec.config).splits[0].blocks[0]
-    data = {**provenance(spec.data), "config": spec.config}  # a missing data folder fails before any model loads
-    encoder = load_encoder(spec.encoder, spec.readout, spec.revision, spec.device, spec.dtype)
+    # the data first: a missing folder, a build without this config or an unreachable Hub fails before any model loads
+    data = {**provenance(spec.data), "config": spec.config}
     splits = {s: load_config(spec.config, s, spec.data) for s in ("train", "validation", "test")}
+    encoder = load_encoder(spec.encoder, spec.readout, spec.revision, spec.device, spec.dtype)
     encoder.describe_input(splits["train"][0]["image"])  # the processor's actual input, for the record
     key = cache_key(encoder, spec.revision, data, spec.config, spec.cache_dtype)
     folder = open_cache(spec.cache_dir, key)

@@ -33,6 +33,7 @@ def tree_digest(root: Path) -> dict[str, str]:
 def g2m(*args: str, check: bool = False, timeout: float = 600, **kw) -> subprocess.CompletedProcess:
     """Run the ``g2m`` command the way a user would (``python -m`` keeps it in this venv)."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", **kw.pop("env", {})}
+    kw.setdefault("stdin", subprocess.DEVNULL)  # never a terminal: nothing prompts
     return subprocess.run([sys.executable, "-m", "g2m_cli", *args], capture_output=True, text=True,
                           check=check, timeout=timeout, env=env, cwd=kw.pop("cwd", REPO), **kw)
 

@@ -37,12 +37,41 @@ def test_aligned_and_straddling_grids():
     assert crossing_fraction(20, 16).mean() > 0.3
 
 
-def test_alignment_bins_weight_cells_by_samples():
+def _scripted(accuracy_of, grids: int = 300, seed: int = 0) -> dict[int, np.ndarray]:
+    """Heatmaps of a scripted run: each cell of each grid read right with probability ``accuracy_of(N, crossing)``."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for n in (3, 4, 5, 6, 7, 8, 9, 10, 12, 16, 20, 24, 32, 48, 64):
+        p = accuracy_of(n, crossing_fraction(n, 16))
+        out[n] = rng.binomial(grids, p) / grids
+    return out
+
+
+def test_errors_that_depend_only_on_n_show_no_alignment_effect():
+    hms = _scripted(lambda n, x: np.full(x.shape, max(0.05, 1 - n / 70)))
+    # the pooled view this replaces: small cells are both inside patches and read worse, so pooling shows an effect
+    x = np.concatenate([crossing_fraction(n, 16).ravel() for n in hms])
+    y = np.concatenate([hm.ravel() for hm in hms.values()])
+    assert abs(np.corrcoef(x, y)[0, 1]) > 0.2
+    res = alignment(hms, dict.fromkeys(hms, 300), 16)
+    assert len(res["sizes_compared"]) >= 8
+    assert abs(res["difference"]) < 0.02
+    assert all(abs(r["difference"]) < 0.08 for r in res["per_n"] if r["difference"] is not None)
+
+
+def test_errors_caused_by_crossing_patches_are_found_within_each_n():
+    hms = _scripted(lambda n, x: np.where(x > 0.5, 0.5, 0.9))  # cells mostly outside one patch are read worse
+    res = alignment(hms, dict.fromkeys(hms, 300), 16)
+    by_n = {r["grid_size"]: r for r in res["per_n"]}
+    for n in (24, 48):  # sizes whose cells on a 16-px grid fall on both sides of the 0.5 threshold
+        assert by_n[n]["difference"] < -0.15 and by_n[n]["correlation"] < -0.5, by_n[n]
+    assert res["difference"] < -0.05
+
+
+def test_sizes_where_all_cells_are_alike_are_not_compared():
     res = alignment({32: np.ones((32, 32)), 16: np.zeros((16, 16))}, {32: 10, 16: 10}, 16)
-    first, last = res["bins"][0], res["bins"][-1]
-    assert first["cells"] == 32 * 32 and first["cell_accuracy"] == 1.0
-    assert res["bins"][3]["cells"] == 16 * 16 and res["bins"][3]["cell_accuracy"] == 0.0 and last["cells"] == 0
-    assert res["correlation"] == pytest.approx(-1.0)
+    assert res["sizes_compared"] == [] and res["difference"] is None  # 32: all inside; 16: all cross by 0.75
+    assert [r["inside_cells"] for r in res["per_n"]] == [0, 32 * 32]
 
 
 def test_wilson_and_bootstrap():

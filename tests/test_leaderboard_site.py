@@ -29,7 +29,13 @@ if not Path(CHROMIUM).exists():
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     subs = tmp_path_factory.mktemp("subs")
-    write_file(subs, submission_doc(), "perfect.json.gz")
+    perfect = submission_doc()
+    perfect["metadata"]["model"].update(params="8B", open_weights=True, release_date="2025-10-01",
+                                        url="https://huggingface.co/org/test-vlm")
+    write_file(subs, perfect, "perfect.json.gz")
+    oracle = submission_doc()  # a baseline sent in again
+    oracle["metadata"]["model"]["id"] = "g2m-oracle"
+    write_file(subs, oracle, "oracle-again.json")
     junk = submission_doc(output=lambda t: "[[0]]", scores={"exact_match": 1.0})
     junk["metadata"]["model"]["id"] = HOSTILE_NAME
     write_file(subs, junk, "junk.json")
@@ -85,42 +91,103 @@ def _column(page, index):
 def test_rows_sorting_and_no_console_errors(site, browser):
     page, problems = _open(browser, site["url"] + "index.html")
     assert page.title() == "Grid2Matrix leaderboard"
-    names = page.eval_on_selector_all("#board tbody tr td:first-child", "cells => cells.map(c => c.textContent)")
-    assert len(names) == 2 + 2  # two accepted submissions on the release and two baselines: nothing else is ranked
+    names = page.eval_on_selector_all("#board tbody tr", "rows => rows.map(r => r.getAttribute('data-name'))")
+    # two accepted submissions on the release, the oracle sent in again (shown once), and the random baseline
+    assert len(names) == 4 and names.count("g2m-oracle") == 1 and "g2m-random" in names
     reported = page.eval_on_selector_all("#reported tbody tr", "rows => rows.map(r => r.cells[4].textContent)")
     assert len(reported) == 18 and set(reported) == {"not stated"}  # the paper's numbers, in their own table
-    local = page.eval_on_selector_all("#local tbody tr td:first-child", "cells => cells.map(c => c.textContent)")
+    assert page.eval_on_selector("#reported", "t => t.closest('.scroll') === null && !t.classList.contains('board')")
+    local = page.eval_on_selector_all("#local tbody tr", "rows => rows.map(r => r.getAttribute('data-name'))")
     assert local == ["Test-VLM"]  # the run on other data is shown apart, not ranked
-    assert any(HOSTILE_NAME in n for n in names)  # shown as text, never run as markup
+    assert HOSTILE_NAME in names  # shown as text, never run as markup
     headers = page.eval_on_selector_all("#board th", "ths => ths.map(t => t.textContent)")
     col = headers.index("cell accuracy")
+    assert page.eval_on_selector(f"#board th:nth-child({col + 1})", "t => t.getAttribute('aria-sort')") == "descending"
+    default = [float(v) for v in _column(page, col) if v]
+    assert default == sorted(default, reverse=True) and len(default) == 4  # best first by the stated metric
+    assert "Ranked by cell accuracy" in page.inner_text("body")
+    fails = headers.index("parse failed")
+    page.click(f"#board th:nth-child({fails + 1})")  # lower is better: best first is ascending
+    asc = [float(v) for v in _column(page, fails) if v]
+    assert asc == sorted(asc)
+    page.click(f"#board th:nth-child({col + 1})")  # the first click on a score is best first too
+    assert [float(v) for v in _column(page, col) if v] == default
     page.click(f"#board th:nth-child({col + 1})")
-    asc = [float(v) for v in _column(page, col) if v]
-    assert asc == sorted(asc) and len(asc) == 4
-    page.click(f"#board th:nth-child({col + 1})")
-    desc = [float(v) for v in _column(page, col) if v]
-    assert desc == sorted(desc, reverse=True)
-    rejected = page.inner_text("table:not(#board):not(#local):not(#reported)")
+    assert [float(v) for v in _column(page, col) if v] == sorted(default)
+    rejected = page.inner_text("table:not(.board):not(#reported)")
     assert "broken.json" in rejected and "lone surrogate" in rejected and "deep.json" in rejected
     assert "link.json" in rejected and "fifo.json" in rejected
+    assert "How to submit" in page.inner_text(".howto") and "g2m submit" in page.inner_text(".howto")
     assert problems == []
+
+
+def test_the_model_column_stays_visible_when_scrolled_right(site, browser):
+    page, _ = _open(browser, site["url"] + "index.html")
+    page.set_viewport_size({"width": 900, "height": 800})
+    box = page.eval_on_selector("#view-all .scroll", "s => { s.scrollLeft = 100000; return s.getBoundingClientRect().left; }")
+    assert page.eval_on_selector("#view-all .scroll", "s => s.scrollLeft") > 300  # it really scrolled
+    first = page.eval_on_selector("#board tbody tr td:first-child", "c => c.getBoundingClientRect().left")
+    assert abs(first - box) < 3
+    last_header = page.eval_on_selector("#board thead th:last-child", "t => t.textContent")
+    assert last_header == "N=64"
+
+
+def test_the_palette_tabs_and_search_change_what_is_shown(site, browser):
+    page, _ = _open(browser, site["url"] + "index.html")
+    col = page.eval_on_selector_all("#board th", "ths => ths.map(t => t.textContent)").index("cell accuracy")
+
+    def random_row(table: str) -> float:
+        return float(page.eval_on_selector(f"{table} tr[data-name='g2m-random']", f"r => r.cells[{col}].getAttribute('data-v')"))
+
+    assert random_row("#board") == pytest.approx(0.21, abs=0.02)  # 1/3, 1/5, 1/10 averaged over all palettes
+    assert page.is_hidden("#board-c3")
+    page.click("button[data-view=c3]")
+    assert page.is_visible("#board-c3") and page.is_hidden("#board")
+    assert random_row("#board-c3") == pytest.approx(1 / 3, abs=0.02)
+    page.click("button[data-view=c10]")
+    assert random_row("#board-c10") == pytest.approx(0.1, abs=0.02)
+    page.click("button[data-view=all]")
+    page.fill("#search", "RANDOM")
+    visible = page.eval_on_selector_all("#board tbody tr", "rows => rows.filter(r => !r.hidden).map(r => r.getAttribute('data-name'))")
+    assert visible == ["g2m-random"]
+
+
+def test_every_submission_links_raw_outputs_that_download(site, browser):
+    import gzip
+    import json
+    import urllib.request
+
+    page, _ = _open(browser, site["url"] + "index.html")
+    rows = page.eval_on_selector_all("#board tbody tr", """rows => rows.map(r => [r.getAttribute('data-name'),
+        (r.querySelector('a[download]') || {}).href || null, r.className])""")
+    for name, href, kind in rows:
+        if kind == "baseline":
+            assert href is None
+            continue
+        with urllib.request.urlopen(href) as resp:
+            raw = resp.read()
+        doc = json.loads(gzip.decompress(raw) if href.endswith(".gz") else raw)
+        assert doc["metadata"]["model"]["id"] == name and len(doc["records"]) == 4500
+    info = page.eval_on_selector("#board tr[data-name='Test-VLM']", "r => Array.from(r.cells).slice(1, 4).map(c => c.textContent)")
+    assert info == ["8B", "open", "2025-10-01"]
+    assert page.eval_on_selector("#board tr[data-name='Test-VLM'] a.ext", "a => a.href") == "https://huggingface.co/org/test-vlm"
 
 
 def test_model_pages_load_their_figures(site, browser):
     page, problems = _open(browser, site["url"] + "index.html")
-    links = page.eval_on_selector_all("#board a", "as => as.map(a => a.getAttribute('href'))")
+    links = page.eval_on_selector_all("#board tbody tr td:first-child a:first-child", "as => as.map(a => a.getAttribute('href'))")
     assert len(links) == 4
     for link in links:
         page, problems = _open(browser, site["url"] + link)
         images = page.eval_on_selector_all("img", "ims => ims.map(i => [i.complete, i.naturalWidth])")
-        assert len(images) == 18 and all(done and width > 0 for done, width in images), link
+        assert len(images) == 4 and all(done and width > 0 for done, width in images), link
         assert problems == []
 
 
 def test_csv_markdown_and_space_metadata(site):
     rows = list(csv.reader(open(site["dir"] / "leaderboard.csv")))
-    assert rows[0][:6] == ["model", "kind", "data", "backend", "exact match", "cell accuracy"] and len(rows) == 6
-    assert rows[1][0] in ("Test-VLM", "g2m-oracle") and float(rows[1][5]) == 1.0
+    assert rows[0][:8] == ["model", "kind", "data", "backend", "params", "weights", "released", "cell accuracy"]
+    assert len(rows) == 6 and rows[1][0] in ("Test-VLM", "g2m-oracle") and float(rows[1][7]) == 1.0
     md = (site["dir"] / "leaderboard.md").read_text()
     assert "| g2m-random |" in md and "<script>" not in md and "<img" not in md and "&lt;script&gt;" in md
     assert "sdk: static" in (site["dir"] / "README.md").read_text()

@@ -248,3 +248,32 @@ def test_the_default_schedule_is_the_authors_shuffled_epochs():
     assert sorted(second.tolist()) == list(range(100)) and not torch.equal(epoch, second)
     draws = _batches(100, TrainConfig(sampling="replacement"), gen)
     assert len(next(draws)) == 32
+
+
+def test_the_readme_probing_example_runs_offline(tmp_path):
+    """The newcomer's route, as the README writes it: a small build, a tiny encoder from a config, a short probe."""
+    import subprocess
+    import sys
+
+    from helpers import REPO, g2m
+
+    assert g2m("build", "--out", str(tmp_path / "demo-data"), "--configs", "probe_n20_c3", "--scale", "0.05",
+               check=True).returncode == 0
+    subprocess.run([sys.executable, str(REPO / "scripts" / "make_tiny_encoder.py"), str(tmp_path / "demo-encoder")],
+                   check=True, capture_output=True, timeout=120)
+    res = g2m("probe", "--encoder", str(tmp_path / "demo-encoder"), "--config", "probe_n20_c3", "--data",
+              str(tmp_path / "demo-data"), "--steps", "150", "--eval-every", "50", "--out", str(tmp_path / "probes"),
+              "--quiet")
+    assert res.returncode == 0, res.stderr
+    result = json.loads(next((tmp_path / "probes").rglob("result.json")).read_text())
+    assert result["test"]["cell_accuracy"] > 0.5  # chance is 1/3: random weights still carry colour
+
+
+def test_the_data_is_checked_before_any_model_loads(small_release, tmp_path):
+    from helpers import g2m
+
+    res = g2m("probe", "--encoder", str(tmp_path / "no-such-encoder"), "--config", "probe_n32_c3",
+              "--data", str(small_release))  # the small release has no probe_n32_c3
+    assert res.returncode == 2 and "probe_n32_c3" in res.stderr and "no-such-encoder" not in res.stderr
+    helptext = g2m("probe", "--help").stdout
+    assert "(default: 5000)" in helptext and "(default: 32)" in helptext and "(default: epochs)" in helptext

@@ -38,17 +38,27 @@ def test_report_tables_agree_with_lm_eval_and_files_are_written(random_run, tmp_
         assert lo <= task["cell_accuracy"] <= hi
     out = tmp_path / "report"
     for name in ("index.html", "index.md", "summary.csv", "report.json", "accuracy_vs_n.png", "confusion.png",
-                 "patch_alignment.png", "heatmap_n09.png", "heatmap_n64.png"):
+                 "patch_alignment.png", "heatmaps.png", "heatmaps.svg", "confusion.svg", "patch_alignment.svg"):
         assert (out / name).is_file(), name
-    with Image.open(out / "heatmap_n64.png") as im:
-        assert im.format == "PNG"
-    assert len(list(csv.reader(open(out / "summary.csv")))) == 46
+    with Image.open(out / "heatmaps.png") as im:
+        assert im.format == "PNG" and im.width > 1000  # one compact grid, not 15 stacked figures
+    rows = list(csv.DictReader(open(out / "summary.csv")))
+    assert len(rows) == 45 and float(rows[0]["cell_accuracy_ci_low"]) <= float(rows[0]["cell_accuracy"])
+    assert float(rows[0]["cell_accuracy"]) <= float(rows[0]["cell_accuracy_ci_high"])
     gap = {(g["grid_size"], g["num_colors"]): g for g in rep["digital_agnosia_gap"]}
     assert set(gap) == {(20, 3), (32, 10)} and gap[(20, 3)]["gap"] == pytest.approx(0.99 - gap[(20, 3)]["end_to_end_cell_accuracy"])
     html = (out / "index.html").read_text()
-    assert "Digital Agnosia gap" in html and "<img src=\"heatmap_n09.png\"" in html
-    assert [b["bin"] for b in rep["patch_alignment"][0]["bins"]][0] == "0 (inside one patch)"
-    assert sum(map(sum, rep["confusion"])) == sum(t["grid_size"] ** 2 * t["n"] for t in rep["tasks"])
+    assert "Digital Agnosia gap" in html and "<img src=\"heatmaps.png\"" in html
+    assert html.count("<h2>Patch alignment</h2>") == 1
+    # the banner says what the numbers stand on: a small local build, 2 grids per cell, lm-eval, g2m-random
+    assert "local build" in html and "scale 0.02" in html and "2 grids per (N, C)" in html and "g2m-random" in html
+    assert {p["patch"] for p in rep["patch_alignment"]} == {14, 16, 28, 32} and "per_n" in rep["patch_alignment"][0]
+    total = sum(sum(map(sum, m)) for m in rep["confusion"].values())
+    assert total == sum(t["grid_size"] ** 2 * t["n"] for t in rep["tasks"])
+    assert sorted(rep["confusion"]) == ["10", "3", "5"] and len(rep["confusion"]["3"]) == 3
+    examples = rep["failed_examples"]["64"]
+    assert 1 <= len(examples) <= 3 and examples[0]["strategy"] == "list_literal" and examples[0]["text"].startswith("[[")
+    assert "Answers that were not exact" in html and "<pre>[[" in html
 
 
 def test_report_cli_and_its_errors(random_run, tmp_path):

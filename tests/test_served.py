@@ -6,6 +6,7 @@ The server reads each grid from the PNG it receives: exact match 1.0 proves the 
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import stat
@@ -71,8 +72,9 @@ def test_a_failing_request_is_request_failed_never_parsed_and_retried_by_the_nex
     assert {r["id"][:7] for r in partial["records"]} == {"zs-n09-"} and "paper_records" not in partial
     report = build_report(res["output_dir"], tmp_path / "report")
     assert report["overall"]["request_failed"] == 0.5  # 2 of the 4 g2m answers (2 rows x 2 tasks) never came
-    csv_rows = (tmp_path / "report" / "summary.csv").read_text().splitlines()
-    assert csv_rows[0].endswith(",request_failed") and csv_rows[1].startswith("5,3,2,") and csv_rows[1].endswith(",1.0")
+    with open(tmp_path / "report" / "summary.csv", newline="") as f:
+        first = next(csv.DictReader(f))
+    assert (first["grid_size"], first["num_colors"], first["n"], first["request_failed"]) == ("5", "3", "2", "1.0")
 
     state.config = {}  # the server recovers: the same command retries exactly the failed requests
     before = dict(state.received)

@@ -7,6 +7,7 @@ import io
 import json
 import os
 import pickle
+import re
 import subprocess
 import sys
 import tarfile
@@ -236,3 +237,47 @@ def test_validate_never_prints_control_characters(tmp_path):
     res = g2m("validate", str(path))
     assert res.returncode == 1 and res.stderr.count("\n") == 1 and "\x1b" not in res.stderr + res.stdout
     assert "\\x1b[31m\\x0aname.json" not in res.stdout and "control character \\x1b" in res.stderr
+
+
+@pytest.mark.parametrize(("field", "value", "reason"), [
+    ("url", "javascript:alert(1)", "http(s) link"),
+    ("url", "https://x.org/\"><script>", "http(s) link"),
+    ("params", "<b>8B</b>", "8B, 0.5B or 235B-A22B"),
+    ("params", 8, "8B, 0.5B or 235B-A22B"),
+    ("open_weights", "yes", "true (open weights) or false"),
+    ("release_date", "2025-13-40", "is not a date"),
+    ("release_date", "last year", "YYYY-MM-DD"),
+])
+def test_model_info_from_the_submitter_is_checked(field, value, reason):
+    from leaderboard.model_info import check
+
+    with pytest.raises(ValueError, match=re.escape(reason)):
+        check({field: value})
+    assert check({"params": "235B-A22B", "open_weights": False, "release_date": "2025-09", "url": "https://a.b/c?d=1"})
+
+
+@pytest.mark.slow
+def test_hostile_model_info_rejects_the_submission(tmp_path):
+    doc = submission_doc()
+    doc["metadata"]["model"]["url"] = "javascript:alert(1)"
+    v = validate(write_file(tmp_path, doc))
+    assert not v.ok and "model.url must be an http(s) link" in v.reason
+
+
+@pytest.mark.slow
+def test_submit_asks_for_model_info_and_records_it(random_run, tmp_path):
+    out = tmp_path / "s.json"
+    res = g2m("submit", str(random_run), "--out", str(out), "--allow-partial", "--params", "7B", "--api",
+              "--release-date", "2025-01-31", "--model-url", "https://example.org/model")
+    assert res.returncode == 0, res.stderr
+    assert "pull request" in res.stdout and "g2m-submissions" in res.stdout
+    model = json.loads(out.read_text())["metadata"]["model"]
+    assert (model["params"], model["open_weights"], model["release_date"], model["url"]) == (
+        "7B", False, "2025-01-31", "https://example.org/model")
+    bad = g2m("submit", str(random_run), "--out", str(out), "--allow-partial", "--params", "seven")
+    assert bad.returncode == 2 and "model.params must look like" in bad.stderr
+    prompted = subprocess.run(  # at a terminal it asks; answers are checked like the flags
+        [sys.executable, "-c", "import sys; from leaderboard.model_info import ask; "
+         "print(ask({'params': None, 'open_weights': None, 'release_date': None, 'url': None}, interactive=True))"],
+        input="12B\ny\n\nhttps://x.org\n", capture_output=True, text=True, timeout=60)
+    assert "{'params': '12B', 'open_weights': True, 'url': 'https://x.org'}" in prompted.stdout

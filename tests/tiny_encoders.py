@@ -34,12 +34,11 @@ def _save(path, model, image_processor) -> Path:
 
 def make_tiny_siglip_vision(path) -> Path:
     """SiglipVisionModel (224 px, patch 16, 196 patch tokens, attention-pool head) + SiglipImageProcessor
-    (plain resize to 224x224, mean/std 0.5, as in the real SigLIP checkpoints)."""
-    from transformers import SiglipImageProcessorPil, SiglipVisionConfig, SiglipVisionModel
+    (plain resize to 224x224, mean/std 0.5, as in the real SigLIP checkpoints): the package's own builder."""
+    from probing.tiny import make_tiny_siglip
 
-    torch.manual_seed(0)
-    model = SiglipVisionModel(SiglipVisionConfig(image_size=224, patch_size=16, **VISION))
-    return _save(path, model, SiglipImageProcessorPil(size={"height": 224, "width": 224}))
+    return make_tiny_siglip(path, hidden=VISION["hidden_size"], layers=VISION["num_hidden_layers"],
+                            heads=VISION["num_attention_heads"])
 
 
 def make_tiny_clip_vision(path) -> Path:

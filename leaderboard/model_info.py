@@ -1,0 +1,66 @@
+"""What a leaderboard row says about the model beside its scores: parameter count, open weights or API, release date
+and a link. ``g2m submit`` asks for them (flags, or a prompt at a terminal); ``validate`` checks each one, since
+they come from the submitter: a link must be http(s), a date ISO, a parameter count a number with a unit.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from datetime import date
+
+from dataset_builder.errors import UsageError
+
+FIELDS = ("params", "open_weights", "release_date", "url")
+_PARAMS = re.compile(r"^[0-9][0-9.]{0,6}[KMBT](-A[0-9][0-9.]{0,6}[KMBT])?$")
+_URL = re.compile(r"^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~%!$&'()*+,;=:@/?#-]*)?$")
+_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}(-[0-9]{2})?$")
+
+
+def check(info: dict) -> dict:
+    """The model-info fields of ``metadata.model``, checked; raises ValueError with the reason. Absent is fine."""
+    out = {}
+    params = info.get("params")
+    if params is not None:
+        if not isinstance(params, str) or not _PARAMS.match(params):
+            raise ValueError("model.params must look like 8B, 0.5B or 235B-A22B")
+        out["params"] = params
+    weights = info.get("open_weights")
+    if weights is not None:
+        if not isinstance(weights, bool):
+            raise ValueError("model.open_weights must be true (open weights) or false (API only)")
+        out["open_weights"] = weights
+    released = info.get("release_date")
+    if released is not None:
+        if not isinstance(released, str) or not _DATE.match(released):
+            raise ValueError("model.release_date must be YYYY-MM-DD or YYYY-MM")
+        try:
+            date.fromisoformat(released if len(released) == 10 else released + "-01")
+        except ValueError:
+            raise ValueError(f"model.release_date {released!r} is not a date") from None
+        out["release_date"] = released
+    url = info.get("url")
+    if url is not None:
+        if not isinstance(url, str) or len(url) > 300 or not _URL.match(url):
+            raise ValueError("model.url must be an http(s) link of at most 300 characters")
+        out["url"] = url
+    return out
+
+
+def ask(given: dict, interactive: bool | None = None) -> dict:
+    """The fields given as flags, and at a terminal, a prompt for each one left out (Enter skips it)."""
+    info = {k: v for k, v in given.items() if v is not None}
+    if interactive is None:
+        interactive = sys.stdin.isatty()
+    prompts = {"params": "Parameter count (e.g. 8B, 235B-A22B)", "open_weights": "Open weights? [y/n]",
+               "release_date": "Release date (YYYY-MM-DD)", "url": "Model link (https://...)"}
+    for key in FIELDS:
+        if key in info or not interactive:
+            continue
+        answer = input(f"{prompts[key]}, or Enter to leave it out: ").strip()
+        if answer:
+            info[key] = answer.lower().startswith("y") if key == "open_weights" else answer
+    try:
+        return check(info)
+    except ValueError as e:
+        raise UsageError(str(e)) from None

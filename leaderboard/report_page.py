@@ -1,0 +1,145 @@
+"""The report's files: ``index.html`` and ``index.md`` (figures beside them), ``summary.csv`` with its intervals, and
+``report.json``. A banner says what the numbers stand on (data, scale, grids per cell, harness, backend, protocol).
+Every value from a run is escaped (HTML, markdown); answer texts are shown as text, never markup.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from dataset_builder.fsutil import atomic_write_text
+from dataset_builder.spec import PALETTE, RELEASE_CONTENT_SHA256
+from dataset_builder.untrusted import md as md_text
+from dataset_builder.untrusted import strict_json, term
+from harness_tasks.paper import STRATEGY_NAMES as PAPER_STRATEGY_NAMES
+from harness_tasks.parsing import STRATEGY_NAMES
+
+from .html import esc, fmt, fmt_ci, md_table, page, table
+
+RATES = ("exact_match", "cell_accuracy", "parse_failed", "truncated", "request_failed")
+
+PROTOCOL_NOTE = ("G2M: G2M's parser with partial credit, G2M's answer budget; strict: the same parse, 0 cells "
+                 "unless exactly N x N (the authors' rule). Paper: the authors' parser and scoring on the run's "
+                 "g2m_paper tasks (their budget, min(4N^2+20N+50, 2048)). Paper rule on G2M outputs: the run's g2m "
+                 "outputs re-scored with the authors' parser and scoring (their rule, G2M's budget).")
+PROTOCOL_COLUMNS = (("g2m", "G2M", ("exact_match", "cell_accuracy", "cell_accuracy_strict")),
+                    ("paper", "paper", ("exact_match", "cell_accuracy")),
+                    ("paper_rule_on_g2m", "paper rule on G2M outputs", ("exact_match", "cell_accuracy")))
+
+
+def protocol_rows(protocols: dict) -> tuple[list[str], list[list[str]]]:
+    """The side-by-side table: one row per (N, C), a column group per protocol the run has."""
+    present = [(k, label, metrics) for k, label, metrics in PROTOCOL_COLUMNS if k in protocols]
+    headers = ["N", "C"] + [f"{label} {m.replace('cell_accuracy_strict', 'strict cell').replace('_', ' ')}"
+                            for _, label, metrics in present for m in metrics]
+    by_key = {k: {(t["grid_size"], t["num_colors"]): t for t in protocols[k]["tasks"]} for k, _, _ in present}
+    cells = sorted({nc for v in by_key.values() for nc in v})
+    rows = [[str(n), str(c)] + [fmt(by_key[k].get((n, c), {}).get(m)) for k, _, metrics in present for m in metrics]
+            for n, c in cells]
+    rows.append(["all", ""] + [fmt(protocols[k]["overall"].get(m)) for k, _, metrics in present for m in metrics])
+    return headers, rows
+
+
+def banner(p: dict) -> str:
+    """One line: what the numbers stand on."""
+    data = f"{p['data']}@{p['revision']}" if p.get("revision") else f"local build {p['data']}"
+    if p.get("content_sha256") == RELEASE_CONTENT_SHA256:
+        data += " (its rows hash to the release's)"
+    elif p.get("content_sha256"):
+        data += f" (rows hash {p['content_sha256'][:12]}, not the release's)"
+    scale = "" if p.get("scale") in (None, 1, 1.0) else f" at scale {p['scale']:g} (a subset: not the full benchmark)"
+    lo, hi = p["per_cell"]
+    per_cell = f"{lo} grids per (N, C)" if lo == hi else f"{lo}-{hi} grids per (N, C)"
+    return (f"Data: {data}{scale}; {per_cell}; harness {p['harness']}, backend {p['backend']}; "
+            f"protocol{'s' if len(p['protocols']) > 1 else ''} {', '.join(p['protocols'])}; task version "
+            f"{p.get('task_version')}.")
+
+
+def _csv(out: Path, tasks: dict) -> None:
+    with open(out / "summary.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        head = ["grid_size", "num_colors", "n"]
+        for k in RATES:
+            head += [k, f"{k}_ci_low", f"{k}_ci_high"]
+        w.writerow(head)
+        for (n, c), s in tasks.items():
+            w.writerow([n, c, s["n"], *(v for k in RATES for v in (s[k], *s[f"{k}_ci"]))])
+
+
+def _sections(report: dict, tasks: dict, overall: dict, options) -> list[tuple[str, str, list, list, list[str]]]:
+    """(title, text, table headers, table rows, figure keys) in reading order."""
+    rates = [k for k in RATES if k != "request_failed" or overall.get("request_failed")]
+    headers = ["N", "C", "n", *(f"{k.replace('_', ' ')} [95% CI]" for k in rates)]
+    rows = [[str(n), str(c), str(s["n"]), *(fmt_ci(s[k], s[f"{k}_ci"]) for k in rates)] for (n, c), s in tasks.items()]
+    rows.append(["all", "", str(overall["n"]), *(fmt_ci(overall[k], overall[f"{k}_ci"]) for k in rates)])
+    names = list(STRATEGY_NAMES if report["protocol"] == "g2m" else PAPER_STRATEGY_NAMES)
+    align_rows = [[f"{a['patch']:g}", str(r["grid_size"]), f"{r['mean_crossing']:.2f}", fmt(r["less_crossed_accuracy"]),
+                   fmt(r["more_crossed_accuracy"]), fmt(r["difference"]), fmt(r["correlation"])]
+                  for a in report["patch_alignment"] for r in a["per_n"]]
+    bias_rows = [[c, PALETTE[i].name, fmt(b["bias"][i]), fmt(b["invalid"][i])]
+                 for c, b in report["colour_bias"].items() for i in range(int(c))]
+    out = [
+        ("Scores by task", "Exact match, cell accuracy, parse failures and truncation per (N, C), re-scored from the "
+         "logged samples. Intervals: Wilson for rates, seeded bootstrap for cell accuracy.", headers, rows, []),
+        ("Protocols side by side", PROTOCOL_NOTE, *protocol_rows(report["protocols"]), []),
+        ("How answers were read", f"Per task ({report['protocol']} protocol), how many answers each parse strategy "
+         "read (the first that finds a matrix wins); none is a parse failure.", ["N", "C", *names],
+         [[str(t["grid_size"]), str(t["num_colors"]), *(str(t["parse_strategies"].get(k, 0)) for k in names)]
+          for t in report["tasks"]], []),
+        ("Per-cell accuracy", "Each cell's accuracy over every grid of that size (palettes pooled), drawn where the "
+         "cell is in the image.", [], [], ["heatmaps"]),
+        ("Patch alignment", "Does a cell that crosses patch boundaries get read worse? Compared within each grid size "
+         "(pooling sizes would mistake the grid size's effect for alignment): the cells are split at the median "
+         "share outside their dominant patch, for a model that sees the image at "
+         f"{options.input_size:g} px. Difference: more crossed minus less crossed; n/a where all cells cross alike.",
+         ["patch px", "N", "mean share crossing", "less crossed", "more crossed", "difference", "r"], align_rows,
+         ["alignment"]),
+        ("Colour confusion", "Per palette size. Over/under prediction counts only cells read as a palette colour; "
+         "cells read as nothing valid (missing, or a value outside the palette) are the invalid share, apart.",
+         ["C", "colour", "predicted / actual - 1 (valid cells)", "invalid share"], bias_rows, ["confusion"]),
+    ]
+    if report["digital_agnosia_gap"]:
+        out.append(("Digital Agnosia gap", "Probe on the frozen encoder against the end-to-end model, same N and C.",
+                    ["N", "C", "probe", "probe cell acc", "end-to-end cell acc", "gap"],
+                    [[str(g["grid_size"]), str(g["num_colors"]), g["probe"], fmt(g["probe_cell_accuracy"]),
+                      fmt(g["end_to_end_cell_accuracy"]), fmt(g["gap"])] for g in report["digital_agnosia_gap"]], []))
+    return out
+
+
+def _examples(report: dict) -> tuple[list[str], list[str]]:
+    """Markdown and HTML: a few answers per N that were not exactly right."""
+    md, body = ["## Answers that were not exact", ""], ["<h2>Answers that were not exact</h2>"]
+    for n, items in sorted(report["failed_examples"].items(), key=lambda kv: int(kv[0])):
+        md.append(f"### N = {n}")
+        body.append(f"<h3>N = {esc(n)}</h3>")
+        for e in items:
+            how = (f"{e['id']}: read by {e['strategy']}, cell accuracy {fmt(e['cell_accuracy'])}"
+                   + (", truncated" if e["truncated"] else "") + (", request failed" if e["request_failed"] else "")
+                   + (f"; {e['reason']}" if e["reason"] else "") + f"; {e['chars']:,} characters")
+            md += [md_text(how, 500), "", "```text", term(e["text"], 1000).replace("```", "`\u200b``"), "```", ""]
+            body.append(f"<p class=\"muted\">{esc(how)}</p><pre>{esc(e['text'])}</pre>")
+    if len(md) == 2:
+        return [], []
+    return md, body
+
+
+def write_report(out: Path, report: dict, tasks: dict, overall: dict, run, options) -> None:
+    _csv(out, tasks)
+    atomic_write_text(out / "report.json", strict_json(report, indent=1) + "\n")
+    figs = report["figures"]
+    line = banner(report["provenance"])
+    md = [f"# G2M report: {md_text(run.model)}", "", f"> {md_text(line, 2000)}", "",
+          f"Run: {md_text(run.results_path.name)}, {len(run.samples):,} samples.", "",
+          f"![accuracy against N]({figs['accuracy']})", ""]
+    body = [f"<h1>G2M report: {esc(run.model)}</h1>", f"<p class=\"banner\">{esc(line)}</p>",
+            f"<p class=\"muted\">Run {esc(run.results_path.name)}, {len(run.samples):,} samples. Figures also as SVG "
+            "beside each PNG.</p>", f"<img src=\"{esc(figs['accuracy'])}\" alt=\"accuracy against N\">"]
+    for title, text, h, r, keys in _sections(report, tasks, overall, options):
+        md += [f"## {title}", "", text, ""] + [f"![{k}]({figs[k]})" for k in keys] + ([md_table(h, r), ""] if h else [""])
+        body += [f"<h2>{esc(title)}</h2><p>{esc(text)}</p>"]
+        body += [f"<img src=\"{esc(figs[k])}\" alt=\"{esc(title)}\">" for k in keys]
+        body += [table(h, r, text_cols=0)] if h else []
+    md_ex, body_ex = _examples(report)
+    atomic_write_text(out / "index.md", "\n".join(md + md_ex) + "\n")
+    atomic_write_text(out / "index.html", page(f"G2M report: {run.model}", "\n".join(body + body_ex)))
