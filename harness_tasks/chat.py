@@ -7,7 +7,9 @@ stop, seed) and headers are used as they are; only the request loop is replaced,
   in its own field (vLLM's reasoning parsers: ``reasoning_content`` / ``reasoning``);
 - aborts the whole run, writing nothing, when one request keeps failing (tenacity re-raises inside
   ``asyncio.gather``: "Connector is closed"), where here that request becomes ``request_failed`` (scored 0, never
-  parsed, never cached, so the next run retries it) and every other answer is kept;
+  parsed, never cached, so the next run retries it) and every other answer is kept; an answer the server itself
+  gave up on (``finish_reason`` "abort" or "error") is retried the same way instead of being scored as text, and a
+  rate limit's ``Retry-After`` (in seconds, at most 60) sets the wait before the next attempt;
 - runs one ``asyncio`` loop per distinct generation setting, which for G2M's 45 answer budgets drains the server
   45 times, where here every request shares one loop, longest budget first, ``num_concurrent`` in flight;
 - times out every request after 300 s whatever its budget, where here the default timeout grows with the budget
@@ -49,6 +51,19 @@ def request_timeout(max_tokens: int) -> float:
 
 #: Other names servers give a length stop (OpenAI-compatible layers over other APIs).
 _LENGTH = frozenset({"length", "max_tokens", "max_output_tokens"})
+#: Finish reasons of an answer the server gave up on (vLLM's "abort" and "error"): retried, never scored as text.
+ABORTED = frozenset({"abort", "error"})
+#: The longest wait a server's Retry-After may ask for between two attempts.
+MAX_RETRY_AFTER = 60.0
+
+
+def retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header given in seconds (rate-limited APIs say how long to wait), else None."""
+    try:
+        seconds = float(value) if value else None
+    except ValueError:
+        return None  # an HTTP date or garbage: our own back-off applies
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER) if seconds is not None and math.isfinite(seconds) else None
 
 
 def read_answer(body: str) -> GenText:
@@ -152,10 +167,11 @@ class G2MChat(LocalChatCompletion):
         import aiohttp
 
         seconds = self.fixed_timeout or request_timeout(int(payload.get("max_tokens") or 0))
-        error, attempt = "", 0
+        error, attempt, wait = "", 0, None
         for attempt in range(1, self.max_retries + 1):
             if attempt > 1:
-                await asyncio.sleep(min(10.0, 0.5 * 2 ** (attempt - 1)))
+                await asyncio.sleep(wait if wait is not None else min(10.0, 0.5 * 2 ** (attempt - 1)))
+            wait = None
             try:
                 async with session.post(self.base_url, json=payload, timeout=aiohttp.ClientTimeout(total=seconds)) as resp:
                     body = await resp.text(errors="replace")
@@ -163,8 +179,13 @@ class G2MChat(LocalChatCompletion):
                         error = f"HTTP {resp.status}: {body[:300]}"
                         if resp.status in FINAL_STATUSES:
                             break
+                        wait = retry_after(resp.headers.get("Retry-After"))
                         continue
-                return read_answer(body)
+                answer = read_answer(body)
+                if answer.finish_reason in ABORTED:
+                    error = f"the server ended the answer with finish_reason {answer.finish_reason!r}"
+                    continue
+                return answer
             except asyncio.TimeoutError:
                 error = f"no answer within {seconds:.0f} s (client timeout)"
             except aiohttp.ClientError as e:

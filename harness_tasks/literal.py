@@ -2,9 +2,9 @@
 
 Only what a list of lists can hold is read: lists, tuples (and grouping parentheses), integers in every Python
 spelling (``12``, ``1_000``, ``0x1f``, ``0o7``, ``0b1``), floats (``1.``, ``.5``, ``2e3``), imaginary numbers, one
-unary sign before a number, strings (plain, ``u`` and ``r`` prefixed; one line), ``True``, ``False`` and ``None``;
+unary sign before a number, strings and bytes (plain, ``u``, ``r``, ``b``, ``rb`` prefixed; one line), ``True``, ``False`` and ``None``;
 comments and line continuations between tokens, as Python's tokenizer allows inside brackets. Anything else (names,
-calls, operators, dicts, sets, f-strings, bytes, a leading zero like ``07``, non-ASCII spaces) is a ``LiteralError``,
+calls, operators, dicts, sets, f-strings, a leading zero like ``07``, non-ASCII spaces) is a ``LiteralError``,
 as ``literal_eval`` would raise. Nesting deeper than ``MAX_DEPTH`` is refused (``literal_eval`` hits its recursion
 limit on deep input; a matrix needs depth 2). One pass over the text: time is linear in its length.
 """
@@ -21,7 +21,7 @@ _TOKEN = re.compile(
     r"(?P<skip>(?:[ \t\f\r\n]++|#[^\r\n]*+|\\\r?\n)++)"
     rf"|(?P<float>(?:{_DEC}\.(?:{_DEC})?|\.{_DEC})(?:[eE][+-]?{_DEC})?[jJ]?+|{_DEC}[eE][+-]?{_DEC}[jJ]?+|{_DEC}[jJ])"
     r"|(?P<int>0[xX](?:_?[0-9a-fA-F])++|0[oO](?:_?[0-7])++|0[bB](?:_?[01])++|[1-9](?:_?[0-9])*+|0++(?:_?0)*+)"
-    r"|(?P<str>[uUrR]?(?:'[^'\\\r\n]*+(?:\\.[^'\\\r\n]*+)*+'|\"[^\"\\\r\n]*+(?:\\.[^\"\\\r\n]*+)*+\"))"
+    r"|(?P<str>(?:[bB][rR]?|[rR][bB]|[uUrR])?(?:'[^'\\\r\n]*+(?:\\.[^'\\\r\n]*+)*+'|\"[^\"\\\r\n]*+(?:\\.[^\"\\\r\n]*+)*+\"))"
     r"|(?P<name>[A-Za-z_][A-Za-z0-9_]*+)"
     r"|(?P<punct>[\[\](),+-])"
 )
@@ -62,12 +62,16 @@ def _number(kind: str, token: str):
     return float(t)
 
 
-def _string(token: str) -> str:
-    raw = token[0] in "rR"
-    body = token[2:-1] if token[0] in "uUrR" else token[1:-1]
-    if raw:
+def _string(token: str) -> str | bytes:
+    quote = min(i for i in (token.find("'"), token.find('"')) if i >= 0)
+    prefix, body = token[:quote].lower(), token[quote + 1:-1]
+    if "r" not in prefix:
+        body = re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), "\\" + m.group(1)), body)
+    if "b" not in prefix:
         return body
-    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), "\\" + m.group(1)), body)
+    if not body.isascii():
+        raise LiteralError("bytes can only hold ASCII characters")  # a SyntaxError in Python
+    return body.encode("ascii")
 
 
 def _json_matrix(text: str) -> list | None:
@@ -107,7 +111,9 @@ def read_literal(text: str) -> object:
             while pos < len(tokens) and tokens[pos][0] == "str":
                 parts.append(_string(tokens[pos][1]))
                 pos += 1
-            return "".join(parts)
+            if len({type(p) for p in parts}) > 1:
+                raise LiteralError("bytes and text side by side")  # a SyntaxError in Python
+            return parts[0][:0].join(parts)
         if kind == "name":
             if tok not in _NAMES:
                 raise LiteralError(f"name {tok!r}")

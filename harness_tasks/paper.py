@@ -107,8 +107,11 @@ def _as_int_matrix(value: object, n: int) -> tuple[tuple[int, ...], ...] | None:
                 if v != v or v in (float("inf"), float("-inf")):
                     return None
                 x = int(v)  # truncates toward zero, as numpy does
-            elif isinstance(v, str) and re.fullmatch(r"\s*[+-]?\d+\s*", v, re.ASCII):
-                x = int(v)
+            elif isinstance(v, (str, bytes)):
+                try:
+                    x = int(v)  # numpy converts text the way int() reads it: spaces, "1_0", any decimal digits
+                except ValueError:
+                    return None
             else:
                 return None  # None, complex, nested sequences, other text: numpy raises
             if not -(2**63) <= x < 2**63:

@@ -10,7 +10,7 @@ import pytest
 from helpers import g2m
 
 from harness_tasks.budget import max_gen_toks
-from harness_tasks.chat import read_answer, request_timeout
+from harness_tasks.chat import read_answer, request_timeout, retry_after
 from harness_tasks.endpoints import chat_url
 
 
@@ -96,6 +96,14 @@ def test_an_answer_keeps_its_finish_reason_and_reasoning(body, text, finish, rea
 def test_a_malformed_response_is_an_error_never_an_answer(body):
     with pytest.raises((ValueError, KeyError, IndexError, TypeError)):
         read_answer(body)
+
+
+@pytest.mark.parametrize(("header", "seconds"), [
+    ("2", 2.0), ("0.5", 0.5), ("-3", 0.0), ("86400", 60.0), ("nan", None), ("inf", None), ("", None), (None, None),
+    ("Wed, 21 Oct 2026 07:28:00 GMT", None), ("soon", None),
+])
+def test_a_rate_limits_retry_after_is_honoured_within_bounds(header, seconds):
+    assert retry_after(header) == seconds
 
 
 def test_client_timeouts_fit_the_largest_answer():

@@ -33,6 +33,8 @@ WRONG_CELL = format_answer(T9[:8] + [T9[8][:8] + [(T9[8][8] + 1) % 3]])
 TABLE = "| c1 | c2 | c3 | c4 | c5 | c6 | c7 | c8 | c9 |\n|---|---|---|---|---|---|---|---|---|\n" + "\n".join(
     "| " + " | ".join(map(str, row)) + " |" for row in T9)
 FLOATS = "[" + ", ".join("[" + ", ".join(f"{v}.0" for v in row) + "]" for row in T9) + "]"
+QUOTED = "[" + ", ".join("[" + ", ".join(f"'{v}'" for v in row) + "]" for row in T9) + "]"
+NEGATIVE_FIRST = format_answer([[-1] + T9[0][1:]] + T9[1:])  # "-1" where the target has 0
 ROW_LABELS = "\n".join(f"ROW{i + 1}=[{', '.join(map(str, row))}]" for i, row in enumerate(T9))
 
 #: (name, answer, G2M (exact, cell, strict, parse failed), paper (exact, cell, parse failed)), worked by hand.
@@ -50,6 +52,8 @@ SHAPES = [
     ("plain rows alone", ROWS, (1, 1, 1, False), (1, 1, False)),  # paper: exactly 81 digit runs
     ("markdown table", TABLE, (1, 1, 1, False), (0, 0, True)),  # paper: 9 header digits + 81
     ("floats", FLOATS, (0, 0, 0, True), (1, 1, False)),  # G2M: decimals are not cells; paper: truncated to ints
+    ("quoted cells", QUOTED, (1, 1, 1, False), (1, 1, False)),  # paper: numpy reads '1' as 1
+    ("a negative cell", NEGATIVE_FIRST, (0, 80 / 81, 80 / 81, False), (0, 80 / 81, False)),  # paper: -1 stays -1
     ("ROW labels", ROW_LABELS, (1, 1, 1, False), (1, 1, False)),
     ("reasoning with a draft", f"<think>[[9, 9], [9, 9]] is wrong</think>{CANON}", (1, 1, 1, False), (0, 0, True)),
     ("refusal", "I cannot read this image.", (0, 0, 0, True), (0, 0, True)),
@@ -70,7 +74,8 @@ def test_the_paper_budget_is_the_authors():
 
 @settings(max_examples=1500, deadline=None)
 @given(st.lists(st.sampled_from(["[", "]", ",", " ", "\n", "1", "0", "-2", "2.5", "x", "[[", "]]", "], [", "ROW1=",
-                                 "ROW2=", "```", "```python", "9x9", "\u0663", "'1'", "(", ")", "True"]), max_size=30),
+                                 "ROW2=", "```", "```python", "9x9", "\u0663", "'1'", "(", ")", "True", "'1_0'",
+                                 "' 2 '", "'\u0663'", "b'1'", "'1.0'"]), max_size=30),
        st.integers(1, 3))
 def test_the_paper_parser_agrees_with_a_plain_reading_of_the_rules(pieces, n):
     text = "".join(pieces)
@@ -87,7 +92,8 @@ def test_the_first_list_of_lists_is_the_regular_expressions_first_match(text):
 
 @settings(max_examples=1000, deadline=None)
 @given(st.lists(st.sampled_from(["[", "]", "(", ")", ",", " ", "\n", "1", "07", "1.5", "-", "1e3", "0x1F", "1_0",
-                                 "'3'", "True", "None", "x", "#c\n", "2j", "u'1'", "--1", "-(1)", "(1,)"]), max_size=12))
+                                 "'3'", "True", "None", "x", "#c\n", "2j", "u'1'", "--1", "-(1)", "(1,)",
+                                 "b'1'", "rb'2'", "Br'\\3'", "b'\u0663'"]), max_size=12))
 def test_the_literal_reader_reads_what_literal_eval_reads(pieces):
     text = "[" + "".join(pieces) + "]"
     try:

@@ -92,6 +92,24 @@ def test_a_request_that_fails_once_is_retried_within_the_run(server, small_relea
     assert _score(res, "g2m_n04_c10", "exact_match") == 1.0 and state.received[4] == 2 * 2
 
 
+def test_an_answer_the_server_aborted_is_retried_and_never_scored_as_text(server, small_release, tmp_path):
+    url, state = server
+    state.config = {"abort": {4: 1, 5: 99}}  # 4x4: aborted once, then answered; 5x5: aborted on every attempt
+    res = _eval(url, small_release, tmp_path, ("g2m_n04_c3", "g2m_n05_c3"))
+    assert _score(res, "g2m_n04_c3", "exact_match") == 1.0 and state.received[4] == 2 * 2
+    assert _score(res, "g2m_n05_c3", "request_failed") == 1.0 and _score(res, "g2m_n05_c3", "cell_accuracy") == 0.0
+    assert "finish_reason 'abort'" in _samples(res, "g2m_n05_c3")[0]["doc"]["g2m"]["error"]
+
+
+def test_a_rate_limited_request_waits_as_long_as_retry_after_says(server, small_release, tmp_path):
+    url, state = server
+    state.config = {"fail": {3: 1}, "fail_status": 429, "retry_after": 2}
+    t = time.monotonic()
+    res = _eval(url, small_release, tmp_path, ("g2m_n03_c3",))
+    assert _score(res, "g2m_n03_c3", "exact_match") == 1.0 and state.received[3] == 2 * 2
+    assert time.monotonic() - t >= 2.0  # our own first back-off would have been 1 s
+
+
 def test_a_stalled_request_times_out_into_request_failed(server, small_release, tmp_path):
     url, state = server
     state.config = {"stall": [3], "stall_seconds": 5}

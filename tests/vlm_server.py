@@ -3,7 +3,10 @@
 It answers like a perfect model: the grid size from the prompt, each cell from the pixels of the image it was sent,
 so exact match 1.0 proves the image crossed the API lossless. It can be told to misbehave, per grid size:
 
-- ``fail``: {N: k}: answer HTTP 500 to the first k attempts of each request of size N (k >= 99: always);
+- ``fail``: {N: k}: answer HTTP ``fail_status`` (500) to the first k attempts of each request of size N (k >= 99:
+  always), with a ``Retry-After: retry_after`` header when that is set;
+- ``abort``: {N: k}: answer 200 to the first k attempts with half the rows and ``finish_reason: "abort"``, as vLLM
+  does for an answer it gave up on;
 - ``stall``: [N, ...]: wait ``stall_seconds`` before answering (a client timeout);
 - ``truncate``: [N, ...]: answer only the first half of the rows, as a well-formed list, and say
   ``finish_reason: "length"`` (so only the finish reason tells that the answer was cut);
@@ -67,7 +70,8 @@ class FakeVLM:
             self.payloads.append({k: v for k, v in body.items() if k != "messages"} | {"grid_size": n, "text": text})
         fail = {int(k): v for k, v in self.config.get("fail", {}).items()}
         if attempt <= fail.get(n, 0):
-            return 500, {"error": {"message": "simulated server error", "type": "InternalServerError"}}
+            headers = {"Retry-After": str(self.config["retry_after"])} if "retry_after" in self.config else {}
+            return int(self.config.get("fail_status", 500)), {"error": {"message": "simulated server error"}}, headers
         if n in self.config.get("stall", ()):
             time.sleep(float(self.config.get("stall_seconds", 30)))
         header, b64 = image.split(",", 1)
@@ -85,15 +89,17 @@ class FakeVLM:
                 reasoning, answer, finish = reasoning[:budget], None, "length"
             else:
                 budget -= len(reasoning)
-        if answer is not None and n in self.config.get("truncate", ()):  # the first rows, closed: only the
-            answer, finish = format_answer(decode_matrix(rgb, n)[: n // 2]), "length"  # finish reason says "cut"
+        aborted = attempt <= {int(k): v for k, v in self.config.get("abort", {}).items()}.get(n, 0)
+        if answer is not None and (aborted or n in self.config.get("truncate", ())):  # the first rows, closed: only the
+            answer = format_answer(decode_matrix(rgb, n)[: n // 2])  # only the finish reason says "cut"
+            finish = "abort" if aborted else "length"
         elif answer is not None and len(answer) > budget:
             answer, finish = answer[:budget], "length"
         message = {"role": "assistant", "content": answer}
         if reasoning is not None:
             message["reasoning_content"] = reasoning
         return 200, {"id": "cmpl-" + key[:12], "object": "chat.completion", "model": self.model,
-                     "choices": [{"index": 0, "message": message, "finish_reason": finish}]}
+                     "choices": [{"index": 0, "message": message, "finish_reason": finish}]}, {}
 
     def handler(self):
         server = self
@@ -102,9 +108,11 @@ class FakeVLM:
             def log_message(self, *args):
                 pass
 
-            def _send(self, status: int, payload: dict) -> None:
+            def _send(self, status: int, payload: dict, headers: dict | None = None) -> None:
                 data = json.dumps(payload).encode()
                 self.send_response(status)
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
