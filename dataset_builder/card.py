@@ -99,7 +99,7 @@ def write_release_metadata(out: Path, specs: list[ConfigSpec], tasks: list, resu
     for spec in specs:
         for p in sorted((out / spec.name).glob("*.parquet")):
             rel = f"{spec.name}/{p.name}"
-            if rel not in planned and SHARD_NAME.match(p.name):
+            if rel not in planned and SHARD_NAME.fullmatch(p.name):
                 p.unlink()  # a shard of an abandoned build with other parameters: it would be read as data
     split_stats: dict = {}
     for t in tasks:

@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from .errors import BuildError
+from .errors import BuildError, UsageError
 
 TEMP_MARK = ".g2m-tmp-"
 LOCK_NAME = ".g2m-build.lock"
@@ -39,12 +39,36 @@ def ensure_dir(path: Path) -> Path:
     return path
 
 
+def output_file(path: str | os.PathLike, inputs: tuple = ()) -> Path:
+    """``path`` as a file this command may write: not empty, not a folder or a device, not one of its ``inputs``."""
+    if not str(path).strip():
+        raise UsageError("the output path is empty; give a file name")
+    p = Path(path)
+    if p.is_dir():
+        raise UsageError(f"{p} is a folder; give a file name for the output")
+    if p.exists() and not p.is_file():
+        raise UsageError(f"{p} is not a regular file (a device or a FIFO?); refusing to replace it")
+    for other in inputs:
+        with contextlib.suppress(OSError):
+            if p.exists() and os.path.samefile(p, other):
+                raise UsageError(f"{p} is this command's own input; refusing to overwrite it")
+    if p.parent.exists() and not p.parent.is_dir():
+        raise UsageError(f"{p.parent} is a file, not a folder")
+    return p
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to a hidden temp file beside ``path``, fsync it, then rename it over ``path``.
 
     The temp name starts with a dot, so neither ``load_dataset``'s ``<split>-*`` patterns nor an upload ever see it.
+    Only a regular file is ever replaced: never a folder, a device (``/dev/full``) or a FIFO.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_dir() or (path.exists() and not path.is_file()):
+        raise BuildError(f"cannot write {path}: it exists and is not a regular file")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise BuildError(f"cannot write to {path.parent}: {e.strerror or e}") from None
     tmp = path.parent / f"{TEMP_MARK}{os.getpid()}-{path.name}"
     try:
         with open(tmp, "wb") as f:

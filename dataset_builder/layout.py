@@ -26,11 +26,12 @@ from .table import FEATURES_DICT
 _SAFE_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 _FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.S)
 MAX_FRONT_MATTER = 1 << 20  # the full release's front matter is ~20 KB
+MAX_YAML_NESTING = 32
 
 
 def _safe_relpath(rel: object) -> bool:
     return (isinstance(rel, str) and not rel.startswith("/") and "\\" not in rel
-            and all(_SAFE_PART.match(part) and part != ".." for part in rel.split("/")))
+            and all(_SAFE_PART.fullmatch(part) and part != ".." for part in rel.split("/")))
 
 
 def check_paths(root: Path, manifest: dict, planned: set[str], allow_extra: bool = False) -> list[str]:
@@ -90,8 +91,10 @@ def check_readme(root: Path, manifest: dict, configs: list[str]) -> list[str]:
         front = _plain_yaml(m.group(1)) if m else None
     except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError, ValueError) as e:
         return [f"{README_NAME}: its front matter does not read ({type(e).__name__}: {str(e)[:120]})"]
-    if not isinstance(front, dict):
+    if m is None:
         return [f"{README_NAME}: no YAML front matter"]
+    if not isinstance(front, dict):
+        return [f"{README_NAME}: its front matter is {type(front).__name__}, not a mapping of fields"]
     want_configs, want_infos = expected_front_matter(manifest, configs)
     problems = []
     got_configs = front.get("configs")
@@ -122,14 +125,46 @@ def check_readme(root: Path, manifest: dict, configs: list[str]) -> list[str]:
     return problems
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that refuses a key written twice in one mapping (YAML parsers disagree on which one wins)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                if key in seen:
+                    raise ValueError(f"the key {str(key)[:80]!r} is written twice in one mapping")
+                seen.add(key)
+            except TypeError:
+                pass  # an unhashable key: the base constructor refuses it
+        return super().construct_mapping(node, deep)
+
+
+def _nesting(text: str) -> int:
+    """The deepest nesting of flow collections (``[`` and ``{``), counted in one pass; PyYAML's pure-Python parser
+    takes time that grows faster than the depth (20,000 levels: half a minute)."""
+    depth = deepest = 0
+    for ch in re.findall(r"[\[\]{}]", text):
+        depth = depth + 1 if ch in "[{" else max(depth - 1, 0)
+        deepest = max(deepest, depth)
+    return deepest
+
+
 def _plain_yaml(text: str) -> object:
-    """YAML without anchors or aliases (which let a few lines expand into a structure of any size)."""
+    """YAML without anchors or aliases (which let a few lines expand into a structure of any size), deep nesting or
+    repeated keys."""
     if len(text) > MAX_FRONT_MATTER:
         raise ValueError(f"front matter of {len(text):,} characters, over {MAX_FRONT_MATTER:,}")
+    if _nesting(text) > MAX_YAML_NESTING:
+        raise ValueError(f"nested more than {MAX_YAML_NESTING} levels deep (a release README has 5)")
+    indent = max((len(line) - len(line.lstrip(" ")) for line in text.splitlines()), default=0)
+    if indent > 2 * MAX_YAML_NESTING:
+        raise ValueError(f"indented {indent} columns deep (a release README is indented at most 10)")
     for event in yaml.parse(text, Loader=yaml.SafeLoader):
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
             raise ValueError("anchors and aliases are not used by a release README")
-    return yaml.safe_load(text)
+    return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
 
 
 def _describe(entry: dict) -> str:

@@ -69,6 +69,7 @@ def check_files(root: Path, manifest: dict, allow_extra: bool = False) -> list[s
     problems = check_paths(root, manifest, {t.relpath for t in tasks}, allow_extra)
     if problems:
         return problems
+    planned_rows = {t.relpath: t.rows for t in tasks}
     for rel, entry in sorted(manifest["files"].items()):
         path = root / rel
         if not path.is_file():
@@ -77,6 +78,12 @@ def check_files(root: Path, manifest: dict, allow_extra: bool = False) -> list[s
         data = path.read_bytes()
         if not isinstance(entry, dict) or hashlib.sha256(data).hexdigest() != entry.get("sha256"):
             problems.append(f"{rel}: sha256 differs from the manifest (the file was changed after the build)")
+        elif type(entry.get("size")) is not int or entry["size"] != len(data):
+            problems.append(f"{rel}: the manifest gives its size as {str(entry.get('size'))[:40]!r}, the file has "
+                            f"{len(data):,} bytes")
+        elif rel in planned_rows and entry.get("rows") != planned_rows[rel]:
+            problems.append(f"{rel}: the manifest gives {str(entry.get('rows'))[:40]!r} rows, the build plans "
+                            f"{planned_rows[rel]:,}")
     if problems:
         return problems
     configs = manifest_configs(manifest)
@@ -86,6 +93,14 @@ def check_files(root: Path, manifest: dict, allow_extra: bool = False) -> list[s
             listed |= set(split["files"])
     if {t.relpath for t in tasks} != listed:
         return ["manifest: the shard files it lists are not the ones its parameters plan"]
+    for name in configs:  # the row counts the card (and load_dataset's split info) are written from
+        for split_name, split in manifest["configs"][name].items():
+            want = sum(planned_rows[f] for f in split["files"])
+            if split.get("rows") != want:
+                problems.append(f"manifest: {name}/{split_name} gives {str(split.get('rows'))[:40]!r} rows, the "
+                                f"build plans {want:,}")
+    if problems:
+        return problems
     return check_readme(root, manifest, configs)
 
 

@@ -41,9 +41,20 @@ def _missing(error: ModuleNotFoundError, extra: str | None) -> int:
     return 2
 
 
+def _check_paths(args: argparse.Namespace) -> None:
+    """An empty output path would mean "here" to the file system (a build into the current folder): refuse it."""
+    from dataset_builder.errors import UsageError
+
+    for name in ("out", "output", "data", "run_dir", "submissions"):
+        value = getattr(args, name, None)
+        if isinstance(value, str) and not value.strip():
+            raise UsageError(f"--{name.replace('_', '-')} is empty; give a path")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = make_parser().parse_args(argv)
     try:
+        _check_paths(args)
         return int(args.func(args) or 0)
     except G2MError as e:
         print(f"g2m: error: {term(e, 2000)}", file=sys.stderr)  # messages may quote untrusted text

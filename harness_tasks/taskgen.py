@@ -73,7 +73,7 @@ def all_tasks(protocol: str = "g2m") -> list[tuple[str, int, int]]:
 
 def task_info(name: str) -> tuple[int, int, str] | None:
     """(N, C, protocol) of a task name, or None when it is not a G2M task."""
-    m = TASK_NAME.match(name.strip(" -"))
+    m = TASK_NAME.fullmatch(name.strip(" -"))
     if m is None or (int(m.group(2)), int(m.group(3))) not in {(n, c) for _, n, c in all_tasks()}:
         return None
     return int(m.group(2)), int(m.group(3)), "paper" if m.group(1) else "g2m"

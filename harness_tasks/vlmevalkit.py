@@ -59,6 +59,17 @@ def write_tsv(rows, out: Path, content_sha256: str = "") -> int:
 
 
 def _records(path: Path) -> list[dict]:
+    """The rows of a prediction file; a file that cannot be read is one line naming it, never a traceback."""
+    try:
+        return _read_records(path)
+    except UsageError:
+        raise
+    except Exception as e:  # noqa: BLE001 - csv, json, zip and openpyxl each fail in their own ways on bad files
+        raise UsageError(f"{path.name}: not a readable {path.suffix.lower() or 'prediction'} file "
+                         f"({type(e).__name__}: {str(e)[:200]})") from None
+
+
+def _read_records(path: Path) -> list[dict]:
     suffix = path.suffix.lower()
     if suffix == ".pkl":
         raise UsageError(f"{path.name}: a pickle is never read (it runs code when loaded); rerun VLMEvalKit with "
@@ -69,10 +80,10 @@ def _records(path: Path) -> list[dict]:
         raise UsageError(f"{path.name} is over {MAX_PREDICTION_FILE_BYTES >> 20} MiB")
     if suffix in (".tsv", ".csv"):
         csv.field_size_limit(MAX_PREDICTION_FILE_BYTES)
-        with open(path, newline="", encoding="utf-8") as f:
+        with open(path, newline="", encoding="utf-8-sig") as f:  # -sig: Excel starts UTF-8 files with a BOM
             return list(csv.DictReader(f, delimiter="\t" if suffix == ".tsv" else ","))
     if suffix == ".json":
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
         if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
             raise UsageError(f"{path.name}: expected a JSON list of records")
         return data

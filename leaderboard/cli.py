@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from dataset_builder.spec import DEFAULT_RESOLUTION, PATCH_SIZES
 from dataset_builder.untrusted import term
@@ -38,11 +37,12 @@ def _submit(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from dataset_builder.fsutil import atomic_write_text
+    from dataset_builder.fsutil import atomic_write_text, output_file
     from dataset_builder.untrusted import strict_json
 
     from .submission import validate
 
+    out = output_file(args.out, inputs=(args.file,)) if args.out is not None else None  # before hours of re-scoring
     v = validate(args.file)
     if not v.ok:
         print(f"REJECTED: {term(v.reason, 1000)}", file=sys.stderr)
@@ -53,8 +53,8 @@ def _validate(args: argparse.Namespace) -> int:
     print(f"ACCEPTED {term(args.file)} ({term(v.metadata['model']['id'])}, {v.data}): re-scored exact match "
           f"{o['exact_match']:.4f}, cell accuracy {o['cell_accuracy']:.4f}, parse failed {o['parse_failed']:.4f}, "
           f"truncated {o['truncated']:.4f}")
-    if args.out:
-        atomic_write_text(Path(args.out), strict_json({"sha256": v.sha256, "data": v.data, "metadata": v.metadata,
+    if out is not None:
+        atomic_write_text(out, strict_json({"sha256": v.sha256, "data": v.data, "metadata": v.metadata,
                                                        "scores": v.scores, "warnings": v.warnings}, indent=1) + "\n")
     return 0
 

@@ -15,6 +15,7 @@ import numpy as np
 from dataset_builder.plotting import pyplot as _plt
 from dataset_builder.render import geometry
 from dataset_builder.spec import DEFAULT_RESOLUTION, PALETTE
+from dataset_builder.untrusted import plot
 
 COLOURS = {3: "#c44e52", 5: "#4c72b0", 10: "#55a868"}
 DPI = 150
@@ -49,7 +50,7 @@ def accuracy_vs_n(tasks: dict[tuple[int, int], dict], path: Path, probes: dict |
     for (c, readout), curve in sorted((probes or {}).items()):
         ns = sorted(curve)
         axes[0].plot(ns, [curve[n] for n in ns], marker="s", linestyle="--", color=COLOURS.get(c),
-                     label=f"C={c} probe ({readout})")
+                     label=plot(f"C={c} probe ({readout})", 80))  # the readout comes from a result file
     for ax, name in zip(axes, ("cell accuracy", "exact match"), strict=True):
         ax.set_xscale("log", base=2)
         ax.set_xticks(sorted({n for n, _ in tasks}))

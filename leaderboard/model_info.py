@@ -12,9 +12,9 @@ from datetime import date
 from dataset_builder.errors import UsageError
 
 FIELDS = ("params", "open_weights", "release_date", "url")
-_PARAMS = re.compile(r"^[0-9][0-9.]{0,6}[KMBT](-A[0-9][0-9.]{0,6}[KMBT])?$")
-_URL = re.compile(r"^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~%!$&'()*+,;=:@/?#-]*)?$")
-_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}(-[0-9]{2})?$")
+_PARAMS = re.compile(r"[0-9][0-9.]{0,6}[KMBT](-A[0-9][0-9.]{0,6}[KMBT])?")  # fullmatch: "$" would allow a final newline
+_URL = re.compile(r"https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~%!$&'()*+,;=:@/?#-]*)?")
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}(-[0-9]{2})?")
 
 
 def check(info: dict) -> dict:
@@ -22,7 +22,7 @@ def check(info: dict) -> dict:
     out = {}
     params = info.get("params")
     if params is not None:
-        if not isinstance(params, str) or not _PARAMS.match(params):
+        if not isinstance(params, str) or not _PARAMS.fullmatch(params):
             raise ValueError("model.params must look like 8B, 0.5B or 235B-A22B")
         out["params"] = params
     weights = info.get("open_weights")
@@ -32,7 +32,7 @@ def check(info: dict) -> dict:
         out["open_weights"] = weights
     released = info.get("release_date")
     if released is not None:
-        if not isinstance(released, str) or not _DATE.match(released):
+        if not isinstance(released, str) or not _DATE.fullmatch(released):
             raise ValueError("model.release_date must be YYYY-MM-DD or YYYY-MM")
         try:
             date.fromisoformat(released if len(released) == 10 else released + "-01")
@@ -41,7 +41,7 @@ def check(info: dict) -> dict:
         out["release_date"] = released
     url = info.get("url")
     if url is not None:
-        if not isinstance(url, str) or len(url) > 300 or not _URL.match(url):
+        if not isinstance(url, str) or len(url) > 300 or not _URL.fullmatch(url):
             raise ValueError("model.url must be an http(s) link of at most 300 characters")
         out["url"] = url
     return out

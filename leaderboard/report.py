@@ -14,7 +14,7 @@ from pathlib import Path
 
 from dataset_builder.errors import UsageError
 from dataset_builder.fsutil import ensure_dir
-from dataset_builder.spec import DEFAULT_RESOLUTION, PATCH_SIZES, PROBE_RESULT_FORMAT
+from dataset_builder.spec import DEFAULT_RESOLUTION, MAX_COLOURS, MIN_COLOURS, PATCH_SIZES, PROBE_RESULT_FORMAT
 from dataset_builder.untrusted import plot
 
 from . import figures
@@ -37,6 +37,10 @@ class ReportOptions:
             raise UsageError("--overlay-patch must be positive")
 
 
+#: A probe's result.json is a few kilobytes; anything much larger is not one.
+MAX_PROBE_RESULT_BYTES = 1 << 20
+
+
 def load_probes(folder: str | Path) -> dict[tuple[int, str], dict[int, float]]:
     """(C, readout) -> {N: test cell accuracy} from every ``result.json`` of ``g2m probe`` below ``folder``.
 
@@ -45,6 +49,8 @@ def load_probes(folder: str | Path) -> dict[tuple[int, str], dict[int, float]]:
     curves: dict[tuple[int, str], dict[int, float]] = {}
     paths = sorted(Path(folder).rglob("result.json"))
     for p in paths:
+        if not p.is_file() or p.stat().st_size > MAX_PROBE_RESULT_BYTES:
+            continue  # a FIFO, a device (a link to /dev/zero) or something far larger than a result: not ours
         try:
             r = json.loads(p.read_text(encoding="utf-8"))
         except (ValueError, RecursionError, UnicodeDecodeError, OSError):
@@ -54,7 +60,8 @@ def load_probes(folder: str | Path) -> dict[tuple[int, str], dict[int, float]]:
         try:
             n, c, acc = r["grid_size"], r["num_colors"], float(r["test"]["cell_accuracy"])
             label = f"{Path(str(r['encoder']['name'])).name} {r['encoder']['readout']}"
-            if type(n) is not int or type(c) is not int or not 0 <= acc <= 1:
+            if (type(n) is not int or type(c) is not int or not 1 <= n <= 99 or not MIN_COLOURS <= c <= MAX_COLOURS
+                    or not 0 <= acc <= 1):
                 raise ValueError("grid_size/num_colors/cell_accuracy out of range")
         except (KeyError, TypeError, ValueError) as e:
             raise UsageError(f"{p}: a malformed probe result ({type(e).__name__}: {e})") from None

@@ -55,7 +55,7 @@ class Run:
 
 
 def _results_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.glob("results_*.json") if _RESULTS.match(p.name))
+    return sorted(p for p in folder.glob("results_*.json") if _RESULTS.fullmatch(p.name))
 
 
 def locate(path: str | Path) -> Path:
@@ -100,6 +100,54 @@ def _sample(line: str) -> Sample:
     finish = detail.get("finish_reason")
     finish = finish if isinstance(finish, str) and finish in FINISH_REASONS else None
     return Sample(sid, n, c, np.asarray(matrix, dtype=np.int64), output, finish_reason=finish)
+
+
+def _check_against_release(s: Sample, task_n: int, task_c: int, truth: dict, truth_matrix) -> None:
+    """A logged row must be the row its id names, in the task it was logged for: its target is never trusted."""
+    if (s.grid_size, s.num_colors) != (task_n, task_c):
+        raise ValueError(f"a {s.grid_size}x{s.grid_size}, C={s.num_colors} row in the samples of the "
+                         f"{task_n}x{task_n}, C={task_c} task")
+    t = truth.get(s.id)
+    if t is None:
+        raise ValueError(f"unknown G2M id {s.id[:80]!r}")
+    if (t.grid_size, t.num_colors) != (task_n, task_c):
+        raise ValueError(f"id {s.id} is a {t.grid_size}x{t.grid_size}, C={t.num_colors} row, not of this task")
+    if not np.array_equal(s.target, truth_matrix(t)):
+        raise ValueError(f"the logged target of {s.id} is not the release's row (regenerated from its seed)")
+
+
+#: The fields of a results file that reports and submissions read, and the JSON types each may have.
+_FIELDS: dict[tuple[str, ...], tuple[type, ...]] = {
+    ("config",): (dict,), ("config", "model"): (str,), ("config", "model_args"): (str, dict),
+    ("g2m",): (dict,), ("g2m", "data"): (dict,), ("g2m", "versions"): (dict,), ("g2m", "harness"): (str,),
+    ("g2m", "task_version"): (str, int, float), ("configs",): (dict,), ("date",): (str, int, float),
+    ("lm_eval_version",): (str,), ("transformers_version",): (str,), ("chat_template_sha",): (str,),
+}
+_TYPE_NAMES = {dict: "an object", str: "text", int: "a number", float: "a number", list: "a list"}
+#: Dates as seconds since 1970: from then to the year 9999 (datetime's range).
+MAX_TIMESTAMP = 253_402_300_799
+
+
+def check_results(results: dict, name: str) -> None:
+    """Refuse a results file whose fields have types no lm-eval run writes (one line naming the field), so nothing
+    downstream meets a list where it expects an object."""
+    for path, types in _FIELDS.items():
+        value = results
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        if value is None:
+            continue
+        if not isinstance(value, types) or isinstance(value, bool):
+            want = " or ".join(dict.fromkeys(_TYPE_NAMES[t] for t in types))
+            raise RunError(f"{name}: {'.'.join(path)} is {_TYPE_NAMES.get(type(value), type(value).__name__)}, "
+                           f"not {want}")
+    for task, cfg in (results.get("configs") or {}).items():
+        gen = cfg.get("generation_kwargs") if isinstance(cfg, dict) else None
+        if not isinstance(cfg, dict) or not isinstance(gen, (dict, type(None))):
+            raise RunError(f"{name}: configs.{str(task)[:80]} is not an lm-eval task config")
+    date = results.get("date")
+    if isinstance(date, (int, float)) and not 0 <= date <= MAX_TIMESTAMP:
+        raise RunError(f"{name}: date {date!r} is not a time between 1970 and 9999")
 
 
 def _not_json(token: str):
@@ -148,7 +196,7 @@ def load_run(path: str | Path) -> Run:
         return load_vlmevalkit(Path(path))
     folder = locate(path)
     results_path = _results_files(folder)[-1]
-    date = _RESULTS.match(results_path.name).group("date")
+    date = _RESULTS.fullmatch(results_path.name).group("date")
     if not results_path.is_file():
         raise RunError(f"{results_path.name}: not a regular file")
     try:
@@ -157,6 +205,7 @@ def load_run(path: str | Path) -> Run:
         raise RunError(f"{results_path.name}: not readable lm-eval results ({type(e).__name__}: {e})") from None
     if not isinstance(results, dict):
         raise RunError(f"{results_path.name}: not readable lm-eval results (not a JSON object)")
+    check_results(results, results_path.name)
     files = sorted(f for f in folder.glob(f"samples_g2m_*_{date}.jsonl")
                    if task_info(f.name[len("samples_"):-len(f"_{date}.jsonl")]))
     if not files:
@@ -166,16 +215,21 @@ def load_run(path: str | Path) -> Run:
     for f in [results_path, *files]:
         if not f.is_file():  # a FIFO or a device would block or never end
             raise RunError(f"{f.name}: not a regular file")
+    from .scoring import truth_matrix, zero_shot_truth
+
+    truth = zero_shot_truth()
     for f in files:
-        protocol = task_info(f.name[len("samples_"):-len(f"_{date}.jsonl")])[2]
-        with open(f, encoding="utf-8", errors="strict") as fh:
+        task_n, task_c, protocol = task_info(f.name[len("samples_"):-len(f"_{date}.jsonl")])
+        with open(f, "rb") as fh:
             line_no = 0
             try:
-                for line_no, line in enumerate(fh, 1):
+                for line_no, raw in enumerate(fh, 1):
+                    line = raw.decode("utf-8")
                     if not line.strip():
                         continue
                     s = _sample(line)
                     s.protocol = protocol
+                    _check_against_release(s, task_n, task_c, truth, truth_matrix)
                     key = (protocol, s.id)
                     if key in where:
                         first = where[key]

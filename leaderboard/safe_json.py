@@ -60,17 +60,29 @@ def read_bytes(path: Path) -> bytes | bytearray:
     if raw[:2] != b"\x1f\x8b":
         if len(raw) > MAX_JSON_BYTES:
             raise Rejected(f"over {MAX_JSON_BYTES >> 20} MiB of JSON")
-        return raw
+        return _without_bom(raw)
     out = bytearray()  # grown in place: no second copy at the end
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(raw)) as gz:
             while chunk := gz.read(1 << 20):
                 out += chunk
                 if len(out) > MAX_JSON_BYTES:
-                    raise Rejected(f"decompresses to over {MAX_JSON_BYTES >> 20} MiB")
+                    raise Rejected(f"decompresses to over {MAX_JSON_BYTES >> 20} MiB of JSON")
+    except Rejected:
+        raise
     except (OSError, EOFError, ValueError) as e:
         raise Rejected(f"not a valid gzip file ({e})") from None
-    return out
+    return _without_bom(out)
+
+
+def _without_bom(raw: bytes | bytearray) -> bytes | bytearray:
+    """Editors on Windows start UTF-8 files with a byte-order mark; JSON parsers may ignore it (RFC 8259), so do we."""
+    if raw[:3] != b"\xef\xbb\xbf":
+        return raw
+    if isinstance(raw, bytearray):
+        del raw[:3]  # in place: no copy of a large document
+        return raw
+    return raw[3:]
 
 
 def check_structure(raw: bytes | bytearray) -> None:
@@ -125,6 +137,8 @@ def _parse(raw: bytes | bytearray, start: int, end: int) -> object:
         raise Rejected("JSON nested too deeply") from None
     except json.JSONDecodeError as e:
         raise Rejected(f"malformed JSON ({e.msg} in the value at byte {start:,})") from None
+    except ValueError as e:  # an integer of more than 4,300 digits: Python refuses to convert it
+        raise Rejected(f"unreadable JSON value at byte {start:,} ({str(e)[:100]})") from None
 
 
 class _Tokens:

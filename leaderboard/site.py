@@ -51,12 +51,15 @@ def slug(name: str, suffix: str = "") -> str:
     return f"{base}-{suffix}" if suffix else base
 
 
+#: The built-in reference models: computed here, never taken from a submission (their names are reserved).
+BASELINES = ("g2m-oracle", "g2m-random")
+
+
 @lru_cache(maxsize=1)
 def _baseline_scores() -> dict[str, dict[str, list]]:
     """The oracle's and the random model's outputs on the full release, made offline by the same functions the
     lm-eval models call, then scored like any other (under G2M's protocol and the paper's rule)."""
-    out: dict[str, dict[str, list]] = {"g2m-oracle": {"g2m": [], "paper_rule_on_g2m": []},
-                                       "g2m-random": {"g2m": [], "paper_rule_on_g2m": []}}
+    out: dict[str, dict[str, list]] = {name: {"g2m": [], "paper_rule_on_g2m": []} for name in BASELINES}
     for sid, t in zero_shot_truth().items():
         m = truth_matrix(t)
         answers = {"g2m-oracle": oracle_answer(Image.fromarray(render_rgb(m)), t.grid_size),
@@ -130,42 +133,63 @@ def _flat(d: dict, prefix: str = "") -> dict:
 
 
 def build_site(submissions: str | Path, out: str | Path) -> dict:
-    """Validate and re-score every submission, then write the site. A file that is refused, or that breaks a page,
-    is listed as rejected with its reason; it never stops the rest of the site."""
+    """Validate and re-score every submission, then write the site. A file that is refused, breaks a page, repeats
+    another file's outputs or claims a built-in baseline's name is listed as rejected with its reason; it never stops
+    the rest of the site. Each submission is rendered as soon as it is scored and only its summary is kept, so
+    memory does not grow with the number of submissions."""
     submissions, out = Path(submissions), Path(out)
     if not submissions.is_dir():
         raise UsageError(f"{submissions} is not a folder of submissions")
-    files = sorted(p for p in submissions.iterdir() if p.name.endswith((".json", ".json.gz")))
-    rows, rejected = [], []
-    for f in files:
-        v = validate(f)
-        if v.ok:
-            rows.append({"name": v.metadata["model"]["id"], "kind": "submission", "scored": v.scored, "meta": v.metadata,
-                         "file": f.name, "sha256": v.sha256, "warnings": v.warnings, "data": v.data,
-                         "by_protocol": v.by_protocol})
-        else:
-            rejected.append({"file": f.name, "reason": v.reason})
-    submitted = {r["name"].strip().lower() for r in rows}
-    baselines = [b for b in baseline_rows() if b["name"] not in submitted]  # a baseline sent in again shows once
-    ensure_dir(out / "models")
+    ensure_dir(out / "models")  # a bad output folder fails before any submission is scored
     ensure_dir(out / "raw")
-    built = []
-    for r in rows + baselines:
+    files = sorted(p for p in submissions.iterdir() if p.name.endswith((".json", ".json.gz")))
+    reserved = {name.lower() for name in BASELINES}
+    built, rejected, seen = [], [], {}
+    for f in files:
         try:
-            r["slug"] = slug(r["name"], (r.get("sha256") or "")[:10])
-            r["views"] = {view: summaries(r, view) for view in VIEWS}
-            if r["kind"] == "submission":
-                r["raw"] = f"raw/{r['slug']}{'.json.gz' if r['file'].endswith('.gz') else '.json'}"
-                shutil.copyfile(submissions / r["file"], out / r["raw"])
-            r["page"] = _model_page(r, out / "models")
-            built.append(r)
-        except Exception as e:  # one broken submission must not stop the site; baselines are ours: let bugs show
-            if r["kind"] == "baseline":
-                raise
-            print(f"g2m leaderboard: {term(r['file'])} broke its page:\n{term(traceback.format_exc(), 4000)}",
-                  file=sys.stderr)
-            rejected.append({"file": r["file"], "reason": f"could not be rendered ({type(e).__name__}: {e})"})
+            v = validate(f)
+        except Exception as e:  # noqa: BLE001 - a bug in scoring one file must not stop the site; it is shown
+            _complain(f.name, "could not be scored")
+            rejected.append({"file": f.name, "reason": f"could not be scored (internal error: {type(e).__name__})"})
+            continue
+        if not v.ok:
+            rejected.append({"file": f.name, "reason": v.reason})
+            continue
+        name = v.metadata["model"]["id"]
+        if name.strip().lower() in reserved:
+            rejected.append({"file": f.name, "reason": f"the model id {name.strip()!r} is a built-in baseline's; "
+                                                       "baselines are computed here, never taken from a submission"})
+        elif v.sha256 in seen:
+            rejected.append({"file": f.name, "reason": f"the same submission as {seen[v.sha256]} (shown once)"})
+        else:
+            seen[v.sha256] = f.name
+            row = {"name": name, "kind": "submission", "scored": v.scored, "meta": v.metadata, "file": f.name,
+                   "sha256": v.sha256, "warnings": v.warnings, "data": v.data, "by_protocol": v.by_protocol}
+            try:
+                built.append(_render(row, submissions, out))
+            except Exception as e:  # noqa: BLE001 - one broken submission must not stop the site
+                _complain(f.name, "broke its page")
+                rejected.append({"file": f.name, "reason": f"could not be rendered ({type(e).__name__}: {e})"})
+        del v
+    built += [_render(b, submissions, out) for b in baseline_rows()]  # ours: a bug here keeps its traceback
     reported = json.loads(REPORTED.read_text())
     write_index(out, built, reported, rejected)
     return {"rows": len(built), "submissions": sum(r["kind"] == "submission" for r in built), "rejected": rejected,
             "output_dir": str(out)}
+
+
+def _render(r: dict, submissions: Path, out: Path) -> dict:
+    """Summaries, the raw-output copy and the model page of one row; its per-output scores are then dropped."""
+    r["slug"] = slug(r["name"], (r.get("sha256") or "")[:10])
+    r["views"] = {view: summaries(r, view) for view in VIEWS}
+    if r["kind"] == "submission":
+        r["raw"] = f"raw/{r['slug']}{'.json.gz' if r['file'].endswith('.gz') else '.json'}"
+        shutil.copyfile(submissions / r["file"], out / r["raw"])
+    r["page"] = _model_page(r, out / "models")
+    r.pop("scored", None)
+    r.pop("by_protocol", None)
+    return r
+
+
+def _complain(file: str, what: str) -> None:
+    print(f"g2m leaderboard: {term(file)} {what}:\n{term(traceback.format_exc(), 4000)}", file=sys.stderr)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from dataset_builder import __version__
 from dataset_builder.errors import UsageError
-from dataset_builder.fsutil import atomic_write_bytes
+from dataset_builder.fsutil import atomic_write_bytes, output_file
 from dataset_builder.spec import DATASET_REVISION, HUB_REPO_ID, RELEASE_CONTENT_SHA256
 from dataset_builder.untrusted import MAX_STRING, check_value, term
 from harness_tasks.parsing import MAX_ANSWER_CHARS
@@ -109,7 +109,8 @@ def write_submission(run_dir: str | Path, out: str | Path | None = None, allow_p
                            "--allow-partial")
         doc[key] = [{"id": i, "output": by_id[i]} for i in known if i in by_id]
     raw = json.dumps(doc).encode("ascii")  # every non-ASCII character escaped: any output round-trips
-    out = Path(out) if out else run.folder / "submission.json.gz"
+    own = (run.results_path, *run.folder.glob("samples_*"), *run.folder.glob("results_*.json"))
+    out = output_file(out if out is not None else run.folder / "submission.json.gz", inputs=own)
     data = gzip.compress(raw, mtime=0) if out.name.endswith(".gz") else raw
     if len(data) > MAX_FILE_BYTES:
         raise Rejected(f"the submission would be {len(data) / 2**20:.0f} MiB, over the {MAX_FILE_BYTES >> 20} MiB limit")

@@ -21,6 +21,7 @@ import vlm_server
 from helpers import REPO, g2m
 from PIL import Image
 
+from dataset_builder.errors import UsageError
 from dataset_builder.render import decode_matrix
 from harness_tasks.evaluate import EvalSpec, run_eval
 from harness_tasks.parsing import format_answer
@@ -130,6 +131,27 @@ def test_a_pickled_prediction_file_is_never_read(tmp_path):
     bad.write_bytes(b"cos\nsystem\n(S'echo owned'\ntR.")
     res = g2m("report", str(bad), "--out", str(tmp_path / "r"))
     assert res.returncode != 0 and "never read" in res.stderr and "Traceback" not in res.stderr
+
+
+@pytest.mark.parametrize(("name", "content", "reason"), [
+    ("X_Grid2Matrix.json", b"{bad", "JSONDecodeError"),
+    ("X_Grid2Matrix.json", b"[" * 100_000, "RecursionError"),
+    ("X_Grid2Matrix.tsv", b"g2m_id\tprediction\n\xff\t1\n", "UnicodeDecodeError"),
+    ("X_Grid2Matrix.xlsx", b"random bytes, not a zip", "BadZipFile"),
+])
+def test_a_malformed_prediction_file_is_one_line_naming_it(tmp_path, name, content, reason):
+    from harness_tasks.vlmevalkit import read_predictions
+
+    (tmp_path / name).write_bytes(content)
+    with pytest.raises(UsageError, match=f"{name}: not a readable .* file \\({reason}"):
+        read_predictions(tmp_path / name)
+
+
+def test_a_prediction_file_saved_with_a_bom_is_read(tmp_path):
+    from harness_tasks.vlmevalkit import read_predictions
+
+    (tmp_path / "X_Grid2Matrix.tsv").write_bytes("\ufeffg2m_id\tprediction\nzs-n03-c3-0000\t[[1]]\n".encode())
+    assert read_predictions(tmp_path / "X_Grid2Matrix.tsv") == [("zs-n03-c3-0000", "[[1]]", False)]
 
 
 # --- parity ----------------------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from helpers import submission_doc, write_file
 
+import leaderboard.site as site_module
 from leaderboard.site import build_site
 
 pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
@@ -33,9 +34,10 @@ def site(tmp_path_factory):
     perfect["metadata"]["model"].update(params="8B", open_weights=True, release_date="2025-10-01",
                                         url="https://huggingface.co/org/test-vlm")
     write_file(subs, perfect, "perfect.json.gz")
-    oracle = submission_doc()  # a baseline sent in again
-    oracle["metadata"]["model"]["id"] = "g2m-oracle"
+    oracle = submission_doc()  # a baseline sent in again, under a spelling of its name: the baseline stays ours
+    oracle["metadata"]["model"]["id"] = " G2M-Oracle "
     write_file(subs, oracle, "oracle-again.json")
+    shutil.copyfile(subs / "perfect.json.gz", subs / "~perfect-again.json.gz")  # the same file twice: ranked once, first by name
     junk = submission_doc(output=lambda t: "[[0]]", scores={"exact_match": 1.0})
     junk["metadata"]["model"]["id"] = HOSTILE_NAME
     write_file(subs, junk, "junk.json")
@@ -51,8 +53,12 @@ def site(tmp_path_factory):
     (subs / "notes.txt").write_text("not a submission")
     (subs / "link.json").symlink_to(subs / "deep.json")
     os.mkfifo(subs / "fifo.json")
+    write_file(subs, submission_doc(), "bug.json")  # scoring it trips a bug (injected below): the site goes on
     out = tmp_path_factory.mktemp("site")
-    res = build_site(subs, out)
+    with pytest.MonkeyPatch.context() as mp:
+        real = site_module.validate
+        mp.setattr(site_module, "validate", lambda p: real(p) if Path(p).name != "bug.json" else 1 / 0)
+        res = build_site(subs, out)
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(out))
     handler.log_message = lambda *a: None
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -191,4 +197,9 @@ def test_csv_markdown_and_space_metadata(site):
     md = (site["dir"] / "leaderboard.md").read_text()
     assert "| g2m-random |" in md and "<script>" not in md and "<img" not in md and "&lt;script&gt;" in md
     assert "sdk: static" in (site["dir"] / "README.md").read_text()
-    assert sorted(r["file"] for r in site["result"]["rejected"]) == ["broken.json", "deep.json", "fifo.json", "link.json"]
+    rejected = {r["file"]: r["reason"] for r in site["result"]["rejected"]}
+    assert rejected.pop("bug.json") == "could not be scored (internal error: ZeroDivisionError)"
+    assert sorted(rejected) == ["broken.json", "deep.json", "fifo.json", "link.json", "oracle-again.json",
+                                "~perfect-again.json.gz"]
+    assert "built-in baseline" in rejected["oracle-again.json"]
+    assert rejected["~perfect-again.json.gz"] == "the same submission as perfect.json.gz (shown once)"

@@ -109,6 +109,11 @@ MALFORMED = {
     "a boolean grid size": (_with_doc(grid_size=True), "grid_size True"),
     "no output": (lambda row: {**row, "resps": []}, "resps[0][0] is not the model's text"),
     "a non-string id": (_with_doc(id=7), "no string id"),
+    "a target that is not the release's row": (_with_doc(matrix=[[2] * 5] * 5), "is not the release's row"),
+    "a row of another size in this task's file": (_with_doc(grid_size=3, matrix=[[0] * 3] * 3),
+                                                  "a 3x3, C=5 row in the samples of the 5x5, C=5 task"),
+    "an id of another task": (_with_doc(id="zs-n64-c10-0000"), "is a 64x64, C=10 row, not of this task"),
+    "an unknown id": (_with_doc(id="zs-n05-c5-9999"), "unknown G2M id"),
 }
 
 
@@ -124,6 +129,45 @@ def test_a_malformed_sample_is_one_line_naming_the_file_and_line(random_run, tmp
     assert message in str(err.value) and "\n" not in str(err.value)
     res = g2m("report", str(copy), "--out", str(tmp_path / "r"))
     assert res.returncode == 2 and "Traceback" not in res.stderr and f"{f.name}:2" in res.stderr
+
+
+def test_a_line_that_is_not_utf8_is_named_by_its_number(random_run, tmp_path):
+    copy, f = _copy_run(random_run, tmp_path)
+    lines = f.read_bytes().splitlines()
+    f.write_bytes(b"\n".join([lines[0], b'{"doc": "\xff"}', *lines[2:]]) + b"\n")
+    with pytest.raises(RunError, match=f"{f.name}:2: not a G2M sample"):
+        load_run(copy)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda d: d.update(config=[]), "config is a list, not an object"),
+    (lambda d: d["config"].update(model_args=[1, 2]), "config.model_args is a list, not text or an object"),
+    (lambda d: d.update(g2m={"data": "x"}), "g2m.data is text, not an object"),
+    (lambda d: d.update(g2m=[]), "g2m is a list, not an object"),
+    (lambda d: d.update(configs=[]), "configs is a list, not an object"),
+    (lambda d: d["configs"]["g2m_n05_c5"].update(generation_kwargs="x"), "configs.g2m_n05_c5 is not an lm-eval"),
+    (lambda d: d.update(date=1e20), "is not a time between 1970 and 9999"),
+    (lambda d: d.update(date=-1e15), "is not a time between 1970 and 9999"),
+])
+def test_a_results_file_of_the_wrong_shape_is_one_line(random_run, tmp_path, change, message):
+    copy, _ = _copy_run(random_run, tmp_path)
+    results = next(copy.glob("results_*.json"))
+    data = json.loads(results.read_text())
+    change(data)
+    results.write_text(json.dumps(data))
+    with pytest.raises(RunError, match=f"{results.name}: ") as err:
+        load_run(copy)
+    assert message in str(err.value)
+
+
+def test_submit_never_overwrites_the_run_it_reads_nor_a_folder(random_run, tmp_path):
+    copy, _ = _copy_run(random_run, tmp_path)
+    results = next(copy.glob("results_*.json"))
+    before = results.read_bytes()
+    for out, message in ((results, "this command's own input"), (tmp_path, "is a folder"), ("", "is empty")):
+        res = g2m("submit", str(copy), "--allow-partial", "--no-input", "--out", str(out))
+        assert res.returncode == 2 and message in res.stderr and "Traceback" not in res.stderr, res.stderr
+    assert results.read_bytes() == before
 
 
 def test_duplicated_samples_count_once_and_conflicting_ones_are_refused(random_run, tmp_path):
@@ -162,6 +206,23 @@ def test_hostile_model_names_stay_text_in_every_report_file(random_run, tmp_path
     assert "<script>" not in md and "<script>" not in html and "\x1b" not in md + html
     assert rep["model"].startswith("<script>")  # the data itself is kept as it was
     json.loads((tmp_path / "r" / "report.json").read_text(), parse_constant=lambda c: pytest.fail(c))
+
+
+def test_probe_results_are_data_a_fifo_a_device_or_mathtext_never_stop_the_report(random_run, tmp_path):
+    import os
+
+    probes = tmp_path / "probes"
+    _probe_result(probes, 20, 3, 0.9)
+    hostile = json.loads((probes / "probe_n20_c3" / "result.json").read_text())
+    hostile["encoder"]["readout"] = "$\\bad{$"  # matplotlib would parse it as mathtext and raise
+    (probes / "b").mkdir()
+    (probes / "b" / "result.json").write_text(json.dumps(hostile | {"grid_size": 32}))
+    (probes / "fifo").mkdir()
+    os.mkfifo(probes / "fifo" / "result.json")  # would block a reader forever
+    (probes / "zero").mkdir()
+    (probes / "zero" / "result.json").symlink_to("/dev/zero")  # would be read until memory runs out
+    rep = build_report(random_run, tmp_path / "r", probes)
+    assert (tmp_path / "r" / "accuracy_vs_n.png").is_file() and rep["model"] == "g2m-random"
 
 
 def test_a_fifo_among_the_samples_is_named_not_waited_on(random_run, tmp_path):

@@ -128,6 +128,9 @@ def test_hostile_submissions_are_rejected_with_a_reason(tmp_path, case):
     (b'{"records": [' + b"[]," * 400_000 + b"[]]}", "bytes of JSON structure"),
     (b'{"format": "g2m-submission/1", "records": [1, 2]}', "records 0 must be an object"),
     (b'{"format": "g2m-submission/1", "records": "x"}', "records must be a list"),
+    (b'{"format": "g2m-submission/1", "metadata": {"x": ' + b"9" * 5000 + b"}}", "unreadable JSON value"),
+    (b'{"format": "g2m-submission/1", "records": [{"id": "a", "n": ' + b"9" * 5000 + b"}]}", "unreadable JSON value"),
+    (b'\xef\xbb\xbf{"format": "nope"}', "not a G2M submission"),  # a BOM is read past, as RFC 8259 allows
 ])
 def test_malformed_files_are_rejected_and_never_executed(tmp_path, raw, reason):
     v = validate(write_file(tmp_path, raw))
@@ -173,7 +176,7 @@ def test_size_limits_and_gzip_bombs(tmp_path):
         for _ in range(140):
             f.write(chunk)
     assert bomb.stat().st_size < 1 << 20
-    assert "decompresses to over 128 MiB" in validate(bomb).reason
+    assert validate(bomb).reason == "decompresses to over 128 MiB of JSON"
 
 
 @pytest.mark.slow
@@ -227,6 +230,12 @@ def test_validate_cli(tmp_path):
     bad = write_file(tmp_path, {"format": "nope"}, "bad.json")
     res = g2m("validate", str(bad))
     assert res.returncode == 1 and res.stderr.startswith("REJECTED: not a G2M submission")
+    os.mkfifo(tmp_path / "pipe")  # a device or a FIFO is never replaced by the output
+    for out, message in ((good, "this command's own input"), (tmp_path, "is a folder"), (tmp_path / "pipe", "not a "
+                         "regular file"), ("", "is empty"), (tmp_path / "good.json" / "x", "is a file, not a folder")):
+        res = g2m("validate", str(good), "--out", str(out))
+        assert res.returncode == 2 and message in res.stderr and "Traceback" not in res.stderr, res.stderr
+    assert json.loads(good.read_text())["format"] == "g2m-submission/1"
 
 
 @pytest.mark.slow
@@ -247,6 +256,9 @@ def test_validate_never_prints_control_characters(tmp_path):
     ("open_weights", "yes", "true (open weights) or false"),
     ("release_date", "2025-13-40", "is not a date"),
     ("release_date", "last year", "YYYY-MM-DD"),
+    ("params", "8B\n", "8B, 0.5B or 235B-A22B"),  # a final newline: "$" would have let it through
+    ("url", "https://a.com/\n", "http(s) link"),
+    ("release_date", "2025-10-01\n", "YYYY-MM-DD"),
 ])
 def test_model_info_from_the_submitter_is_checked(field, value, reason):
     from leaderboard.model_info import check

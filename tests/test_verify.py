@@ -41,7 +41,7 @@ def _rewrite_row(root, rel, row, column, value, update_manifest):
     path.write_bytes(data)
     if update_manifest:  # a careful forger also fixes the hash
         m = json.loads((root / "manifest.json").read_text())
-        m["files"][rel]["sha256"] = hashlib.sha256(data).hexdigest()
+        m["files"][rel].update(sha256=hashlib.sha256(data).hexdigest(), size=len(data))
         (root / "manifest.json").write_text(json.dumps(m))
     return rows[row]
 
@@ -215,3 +215,29 @@ def test_a_deeply_nested_manifest_is_one_line(release):
     (release / "manifest.json").write_text("[" * 100_000 + "]" * 100_000)
     res = g2m("verify", str(release), "--quiet")
     assert res.returncode == 2 and "not a readable manifest" in res.stderr and "Traceback" not in res.stderr
+
+
+@pytest.mark.parametrize(("change", "problem"), [
+    (lambda m: m["files"][SHARD].update(size="big"), f"{SHARD}: the manifest gives its size as 'big'"),
+    (lambda m: m["files"][SHARD].update(size=m["files"][SHARD]["size"] + 1), f"{SHARD}: the manifest gives its size"),
+    (lambda m: m["files"][SHARD].update(rows=-5), f"{SHARD}: the manifest gives '-5' rows, the build plans"),
+    (lambda m: m["configs"]["zero_shot"]["test"].update(rows=-5), "manifest: zero_shot/test gives '-5' rows"),
+])
+def test_sizes_and_row_counts_in_the_manifest_must_be_the_real_ones(release, change, problem):
+    m = json.loads((release / "manifest.json").read_text())
+    change(m)
+    (release / "manifest.json").write_text(json.dumps(m))
+    problems = verify(release, progress=False).problems
+    assert len(problems) == 1 and problems[0].startswith(problem), problems
+
+
+@pytest.mark.parametrize(("front", "reason"), [
+    ("x: " + "[" * 100_000 + "]" * 100_000, "nested more than 32 levels deep"),  # PyYAML alone: minutes
+    ("configs: []\nconfigs: []", "the key 'configs' is written twice"),  # parsers disagree on which one wins
+    ("- a list\n- not a mapping", "its front matter is list, not a mapping"),
+])
+def test_a_hostile_readme_front_matter_is_named_at_once(release, front, reason):
+    (release / "README.md").write_text(f"---\n{front}\n---\n# card\n")
+    _rehash(release, "README.md")
+    (problem,) = verify(release, progress=False).problems
+    assert problem.startswith("README.md:") and reason in problem, problem
