@@ -164,7 +164,11 @@ def _plain_yaml(text: str) -> object:
     for event in yaml.parse(text, Loader=yaml.SafeLoader):
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
             raise ValueError("anchors and aliases are not used by a release README")
-    return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    loader = _StrictLoader(text)  # what yaml.safe_load does, with the stricter constructor
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
 
 
 def _describe(entry: dict) -> str:
