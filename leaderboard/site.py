@@ -132,7 +132,7 @@ def _flat(d: dict, prefix: str = "") -> dict:
     return out
 
 
-def build_site(submissions: str | Path, out: str | Path) -> dict:
+def build_site(submissions: str | Path, out: str | Path, progress: bool = True) -> dict:
     """Validate and re-score every submission, then write the site. A file that is refused, breaks a page, repeats
     another file's outputs or claims a built-in baseline's name is listed as rejected with its reason; it never stops
     the rest of the site. Each submission is rendered as soon as it is scored and only its summary is kept, so
@@ -145,7 +145,9 @@ def build_site(submissions: str | Path, out: str | Path) -> dict:
     files = sorted(p for p in submissions.iterdir() if p.name.endswith((".json", ".json.gz")))
     reserved = {name.lower() for name in BASELINES}
     built, rejected, seen = [], [], {}
-    for f in files:
+    from tqdm.auto import tqdm
+
+    for f in tqdm(files, desc="g2m leaderboard", unit="file", disable=not progress or not files):
         try:
             v = validate(f)
         except Exception as e:  # noqa: BLE001 - a bug in scoring one file must not stop the site; it is shown
@@ -170,7 +172,6 @@ def build_site(submissions: str | Path, out: str | Path) -> dict:
             except Exception as e:  # noqa: BLE001 - one broken submission must not stop the site
                 _complain(f.name, "broke its page")
                 rejected.append({"file": f.name, "reason": f"could not be rendered ({type(e).__name__}: {e})"})
-        del v
     built += [_render(b, submissions, out) for b in baseline_rows()]  # ours: a bug here keeps its traceback
     reported = json.loads(REPORTED.read_text())
     write_index(out, built, reported, rejected)
