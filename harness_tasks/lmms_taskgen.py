@@ -30,7 +30,10 @@ from .taskgen import (
     DataSource,
     all_tasks,
     budget,
+    data_yaml,
     materialise,
+    metadata_yaml,
+    metrics_yaml,
     sync_problems,
     tags,
     variant_key,
@@ -45,26 +48,20 @@ UNTIL = "<|g2m-no-stop-string|>"
 
 
 def _template(source: DataSource) -> str:
-    metrics = "".join(f"  - metric: {m}\n    aggregation: mean\n    higher_is_better: {str(hib).lower()}\n"
-                      for m, hib in METRICS)
-    metrics += "  - metric: g2m_sample\n    aggregation: !function utils.count_samples\n    higher_is_better: true\n"
-    kwargs = f"dataset_kwargs:\n  revision: {yaml_scalar(source.revision)}\n" if source.revision else ""
-    meta = "".join(f"  {k}: {yaml_scalar(v)}\n" for k, v in sorted(source.metadata.items()))
+    metrics = metrics_yaml() + (
+        "  - metric: g2m_sample\n    aggregation: !function utils.count_samples\n    higher_is_better: true\n")
     return (
         HEADER
         + "# Shared by every G2M lmms-eval task: the zero_shot config of the G2M release.\n"
-        f"dataset_path: {yaml_scalar(source.path)}\n"
-        "dataset_name: zero_shot\n"
-        f"{kwargs}"
-        "test_split: test\n"
-        "output_type: generate_until\n"
+        + data_yaml(source)
+        + "output_type: generate_until\n"
         "doc_to_visual: !function utils.doc_to_visual\n"
         "doc_to_text: !function utils.doc_to_text\n"
         "doc_to_target: !function utils.doc_to_target\n"
         "process_results: !function utils.process_results\n"
         "reasoning_tags: none\n"
         f"metric_list:\n{metrics}"
-        f"metadata:\n  version: {TASK_VERSION}\n{meta}"
+        + metadata_yaml(source)
     )
 
 

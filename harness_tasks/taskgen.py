@@ -106,26 +106,40 @@ def yaml_scalar(value: object) -> str:
     return json.dumps(value)  # JSON scalars are YAML scalars: strings are quoted and escaped
 
 
-def _template(source: DataSource) -> str:
-    metrics = "".join(f"  - metric: {m}\n    aggregation: mean\n    higher_is_better: {str(hib).lower()}\n"
-                      for m, hib in METRICS)
+def data_yaml(source: DataSource) -> str:
+    """Which rows a task reads (the release's zero_shot config, or a local build), for both harnesses' templates."""
     kwargs = f"dataset_kwargs:\n  revision: {yaml_scalar(source.revision)}\n" if source.revision else ""
+    return (f"dataset_path: {yaml_scalar(source.path)}\n"
+            "dataset_name: zero_shot\n"
+            f"{kwargs}"
+            "test_split: test\n")
+
+
+def metrics_yaml() -> str:
+    """The numeric metrics, each a mean over samples (lm-eval and lmms-eval share the schema)."""
+    return "".join(f"  - metric: {m}\n    aggregation: mean\n    higher_is_better: {str(hib).lower()}\n"
+                   for m, hib in METRICS)
+
+
+def metadata_yaml(source: DataSource) -> str:
+    """The task version and what the data is (revision or local path and manifest hash)."""
     meta = "".join(f"  {k}: {yaml_scalar(v)}\n" for k, v in sorted(source.metadata.items()))
+    return f"metadata:\n  version: {TASK_VERSION}\n{meta}"
+
+
+def _template(source: DataSource) -> str:
     return (
         HEADER
         + "# Shared by every g2m_n{NN}_c{C} task: the zero_shot config of the G2M release.\n"
-        f"dataset_path: {yaml_scalar(source.path)}\n"
-        "dataset_name: zero_shot\n"
-        f"{kwargs}"
-        "test_split: test\n"
-        "output_type: generate_until\n"
+        + data_yaml(source)
+        + "output_type: generate_until\n"
         "num_fewshot: 0\n"
         "doc_to_image: !function utils.doc_to_image\n"
         "doc_to_text: !function utils.doc_to_text\n"
         "doc_to_target: !function utils.doc_to_target\n"
         "process_results: !function utils.process_results\n"
-        f"metric_list:\n{metrics}"
-        f"metadata:\n  version: {TASK_VERSION}\n{meta}"
+        f"metric_list:\n{metrics_yaml()}"
+        + metadata_yaml(source)
     )
 
 

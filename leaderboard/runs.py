@@ -16,6 +16,8 @@ from harness_tasks.runspec import model_name
 from harness_tasks.scoring import REQUEST_FAILED
 from harness_tasks.taskgen import task_info
 
+from .scoring import truth_matrix, zero_shot_truth
+
 _RESULTS = re.compile(r"^results_(?P<date>.+)\.json$")
 #: The finish reasons a run's samples may report (anything else is ignored, never trusted).
 FINISH_REASONS = frozenset({"stop", "length", "content_filter", "tool_calls", REQUEST_FAILED})
@@ -102,7 +104,7 @@ def _sample(line: str) -> Sample:
     return Sample(sid, n, c, np.asarray(matrix, dtype=np.int64), output, finish_reason=finish)
 
 
-def _check_against_release(s: Sample, task_n: int, task_c: int, truth: dict, truth_matrix) -> None:
+def _check_against_release(s: Sample, task_n: int, task_c: int, truth: dict) -> None:
     """A logged row must be the row its id names, in the task it was logged for: its target is never trusted."""
     if (s.grid_size, s.num_colors) != (task_n, task_c):
         raise ValueError(f"a {s.grid_size}x{s.grid_size}, C={s.num_colors} row in the samples of the "
@@ -159,8 +161,6 @@ def load_vlmevalkit(path: Path) -> Run:
     its id (regenerated from its seed, never read from the file), its text from the ``prediction`` column."""
     from harness_tasks.vlmevalkit import DATASET_NAME, data_hash, read_predictions
 
-    from .scoring import truth_matrix, zero_shot_truth
-
     truth = zero_shot_truth()
     try:
         predictions = read_predictions(path)
@@ -215,8 +215,6 @@ def load_run(path: str | Path) -> Run:
     for f in [results_path, *files]:
         if not f.is_file():  # a FIFO or a device would block or never end
             raise RunError(f"{f.name}: not a regular file")
-    from .scoring import truth_matrix, zero_shot_truth
-
     truth = zero_shot_truth()
     for f in files:
         task_n, task_c, protocol = task_info(f.name[len("samples_"):-len(f"_{date}.jsonl")])
@@ -229,7 +227,7 @@ def load_run(path: str | Path) -> Run:
                         continue
                     s = _sample(line)
                     s.protocol = protocol
-                    _check_against_release(s, task_n, task_c, truth, truth_matrix)
+                    _check_against_release(s, task_n, task_c, truth)
                     key = (protocol, s.id)
                     if key in where:
                         first = where[key]
