@@ -17,11 +17,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
+from adversarial_outputs import FAMILIES  # noqa: E402
 
-from harness_tasks.adversarial import FAMILIES  # noqa: E402
-from harness_tasks.paper import parse_paper  # noqa: E402
-from harness_tasks.parsing import MAX_ANSWER_CHARS, format_answer, parse_matrix  # noqa: E402
-from harness_tasks.scoring import score_answer  # noqa: E402
+from harness_tasks.answers.paper import parse_paper  # noqa: E402
+from harness_tasks.answers.parsing import MAX_ANSWER_CHARS, format_answer, parse_matrix  # noqa: E402
+from harness_tasks.answers.score import score_answer  # noqa: E402
 
 
 def per_second(items) -> float:

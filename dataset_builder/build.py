@@ -22,13 +22,21 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from . import __version__
-from .configs import CONFIG_NAMES, ROWS_PER_SHARD, Block, ConfigSpec, check_scale, get_config, select_configs
-from .errors import BuildError, UsageError
-from .fsutil import atomic_write_bytes, build_lock, remove_stale_temp_files
-from .generate import RenderOptions, make_sample
-from .table import read_shard_metadata, samples_to_table, table_to_parquet_bytes
-from .workers import pool as worker_pool
+from dataset_builder import __version__
+from dataset_builder.configs import (
+    CONFIG_NAMES,
+    ROWS_PER_SHARD,
+    Block,
+    ConfigSpec,
+    check_scale,
+    get_config,
+    select_configs,
+)
+from dataset_builder.generate import RenderOptions, make_sample
+from dataset_builder.table import read_shard_metadata, samples_to_table, table_to_parquet_bytes
+from dataset_builder.workers import pool as worker_pool
+from g2m_base.errors import BuildError, UsageError
+from g2m_base.files import atomic_write_bytes, build_lock, remove_stale_temp_files
 
 
 @dataclass(frozen=True)
@@ -150,8 +158,8 @@ def build(
     progress: bool = True,
 ) -> dict:
     """Build (or resume, or extend) a release folder; returns the manifest."""
-    from .card import write_release_metadata
-    from .provenance import describe_params, load_manifest, manifest_configs
+    from dataset_builder.card import write_release_metadata
+    from dataset_builder.provenance import describe_params, load_manifest, manifest_configs
 
     out = Path(out)
     requested = select_configs(configs)

@@ -19,15 +19,15 @@ from datasets.splits import SplitDict, SplitInfo
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCardData
 
-from . import __version__
-from .configs import CONFIG_NAMES, ConfigSpec
-from .errors import BuildError
-from .fsutil import atomic_write_text
-from .hub_card import problems as hub_problems
-from .hub_card import size_category
-from .provenance import MANIFEST_FORMAT, library_versions
-from .spec import DATA_LICENSE, DATASET_REVISION, HUB_REPO_ID, MANIFEST_NAME, README_NAME
-from .table import features
+from dataset_builder import __version__
+from dataset_builder.configs import CONFIG_NAMES, ConfigSpec
+from dataset_builder.hub_card import problems as hub_problems
+from dataset_builder.hub_card import size_category
+from dataset_builder.provenance import MANIFEST_FORMAT, library_versions
+from dataset_builder.spec import DATA_LICENSE, DATASET_REVISION, HUB_REPO_ID, MANIFEST_NAME, README_NAME
+from dataset_builder.table import features
+from g2m_base.errors import BuildError
+from g2m_base.files import atomic_write_text
 
 SHARD_NAME = re.compile(r"^(train|validation|test)-\d{5}-of-\d{5}\.parquet$")
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .configs import ROWS_PER_SHARD
-from .spec import DEFAULT_RESOLUTION
-from .untrusted import term
+from dataset_builder.configs import ROWS_PER_SHARD
+from dataset_builder.spec import DEFAULT_RESOLUTION
+from g2m_base.untrusted import term
 
 
 def _scale(text: str) -> float:
@@ -31,8 +31,8 @@ def _positive_int(text: str) -> int:
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
-    from .build import BuildParams, build
-    from .generate import RenderOptions
+    from dataset_builder.build import BuildParams, build
+    from dataset_builder.generate import RenderOptions
 
     render = RenderOptions(resolution=args.resolution, outline=not args.no_outline)
     params = BuildParams(scale=args.scale, render=render, rows_per_shard=args.rows_per_shard)
@@ -43,7 +43,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    from .verify import verify
+    from dataset_builder.verify import verify
 
     report = verify(args.dir, sample=args.sample, workers=args.workers, progress=not args.quiet)
     if report.ok:
@@ -54,7 +54,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
 
 def _cmd_push(args: argparse.Namespace) -> int:
-    from .push import push
+    from dataset_builder.push import push
 
     plan = push(args.dir, args.repo_id, revision=args.revision, private=args.private, dry_run=args.dry_run)
     print(("dry run: " if args.dry_run else "done: ") + plan.describe())

@@ -16,8 +16,8 @@ import fnmatch
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .errors import UsageError
-from .spec import check_grid_size, check_num_colours
+from dataset_builder.spec import check_grid_size, check_num_colours
+from g2m_base.errors import UsageError
 
 ZERO_SHOT_SIZES = (3, 4, 5, 6, 7, 8, 9, 10, 12, 16, 20, 24, 32, 48, 64)
 ZERO_SHOT_COLOURS = (3, 5, 10)

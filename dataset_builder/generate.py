@@ -15,12 +15,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .configs import Block
-from .errors import UsageError
-from .png import encode_palette_png_rows
-from .prompt import build_prompt
-from .render import check_fits, render_rows
-from .spec import DEFAULT_RESOLUTION, check_grid_size, check_num_colours, colour_names
+from dataset_builder.configs import Block
+from dataset_builder.png import encode_palette_png_rows
+from dataset_builder.prompt import build_prompt
+from dataset_builder.render import check_fits, render_rows
+from dataset_builder.spec import DEFAULT_RESOLUTION, check_grid_size, check_num_colours, colour_names
+from g2m_base.errors import UsageError
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import yaml
 
-from .configs import get_config
-from .spec import MANIFEST_NAME, README_NAME
-from .table import FEATURES_DICT
+from dataset_builder.configs import get_config
+from dataset_builder.spec import MANIFEST_NAME, README_NAME
+from dataset_builder.table import FEATURES_DICT
 
 _SAFE_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 _FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.S)

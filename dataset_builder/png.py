@@ -16,7 +16,7 @@ import zlib
 
 import numpy as np
 
-from .render import PALETTE_RGB
+from dataset_builder.render import PALETTE_RGB
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 ZLIB_LEVEL = 2  # measured: 2-4x faster than 6 on these images, files ~1.5x larger (2-6 KB)

@@ -1,13 +1,13 @@
 """The exact text a model is shown.
 
 The prompt is stored in every dataset row, so harnesses never rebuild it: this module is its only author. The answer
-format it asks for is written and read by ``harness_tasks.parsing`` (``format_answer`` / ``parse_matrix``); a test
+format it asks for is written and read by ``harness_tasks.answers.parsing`` (``format_answer`` / ``parse_matrix``); a test
 holds the prompt's example equal to ``format_answer`` of the same matrix.
 """
 
 from __future__ import annotations
 
-from .spec import check_grid_size, colour_names
+from dataset_builder.spec import check_grid_size, colour_names
 
 PROMPT_VERSION = 1
 

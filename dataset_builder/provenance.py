@@ -14,9 +14,9 @@ import zlib
 from importlib import metadata
 from pathlib import Path
 
-from .configs import CONFIG_NAMES
-from .errors import BuildError
-from .spec import MANIFEST_NAME
+from dataset_builder.configs import CONFIG_NAMES
+from dataset_builder.spec import MANIFEST_NAME
+from g2m_base.errors import BuildError
 
 MANIFEST_FORMAT = "g2m-manifest/1"
 MAX_MANIFEST_BYTES = 16 << 20  # the full release's manifest is ~30 KB
@@ -113,8 +113,8 @@ def content_sha256(rows) -> str:
 
 def generated_content_sha256(config: str = "zero_shot") -> str:
     """``content_sha256`` of a config as the generator makes it (every split, full scale)."""
-    from .configs import get_config
-    from .generate import make_sample
+    from dataset_builder.configs import get_config
+    from dataset_builder.generate import make_sample
 
     def rows():
         for split in get_config(config).splits:

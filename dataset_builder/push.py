@@ -17,10 +17,10 @@ from pathlib import Path
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
 from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
 
-from .errors import BuildError, UsageError
-from .provenance import load_manifest, manifest_configs
-from .spec import MANIFEST_NAME, README_NAME
-from .verify import check_files
+from dataset_builder.provenance import load_manifest, manifest_configs
+from dataset_builder.spec import MANIFEST_NAME, README_NAME
+from dataset_builder.verify import check_files
+from g2m_base.errors import BuildError, UsageError
 
 
 @dataclass

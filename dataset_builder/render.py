@@ -19,8 +19,8 @@ from functools import lru_cache
 import numpy as np
 from PIL import Image, ImageDraw
 
-from .errors import UsageError
-from .spec import DEFAULT_RESOLUTION, OUTLINE_INDEX, OUTLINE_RGB, PALETTE, check_grid_size
+from dataset_builder.spec import DEFAULT_RESOLUTION, OUTLINE_INDEX, OUTLINE_RGB, PALETTE, check_grid_size
+from g2m_base.errors import UsageError
 
 #: RGB of every palette index used in our images (values 0..9, then the outline).
 PALETTE_RGB = np.array([c.rgb for c in PALETTE] + [OUTLINE_RGB], dtype=np.uint8)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .errors import DataNotFound, G2MError, UsageError
-from .provenance import data_provenance
-from .spec import DATASET_REVISION, HUB_REPO_ID, MANIFEST_NAME
+from dataset_builder.provenance import data_provenance
+from dataset_builder.spec import DATASET_REVISION, HUB_REPO_ID, MANIFEST_NAME
+from g2m_base.errors import DataNotFound, G2MError, UsageError
 
 ENV_VAR = "G2M_DATA"
 

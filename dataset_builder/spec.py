@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .errors import UsageError
+from g2m_base.errors import UsageError
 
 
 class Colour(NamedTuple):

@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .generate import Sample
+from dataset_builder.generate import Sample
 
 #: The release schema in ``datasets``' own serialisation. It is spelled out (rather than taken from
 #: ``Features(...).to_dict()``) so that the parquet bytes do not depend on the installed ``datasets`` version, and so

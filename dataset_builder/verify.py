@@ -23,17 +23,17 @@ import pyarrow.parquet as pq
 from PIL import Image
 from tqdm.auto import tqdm
 
-from .build import BuildParams, ShardTask, plan_config
-from .configs import get_config
-from .errors import BuildError, UsageError
-from .generate import RenderOptions, make_image, make_matrix
-from .layout import check_paths, check_readme
-from .prompt import build_prompt
-from .provenance import load_manifest, manifest_configs
-from .render import decode_indices, image_to_indices, render_indices
-from .spec import MANIFEST_NAME, colour_names
-from .table import SCHEMA
-from .workers import pool as worker_pool
+from dataset_builder.build import BuildParams, ShardTask, plan_config
+from dataset_builder.configs import get_config
+from dataset_builder.generate import RenderOptions, make_image, make_matrix
+from dataset_builder.layout import check_paths, check_readme
+from dataset_builder.prompt import build_prompt
+from dataset_builder.provenance import load_manifest, manifest_configs
+from dataset_builder.render import decode_indices, image_to_indices, render_indices
+from dataset_builder.spec import MANIFEST_NAME, colour_names
+from dataset_builder.table import SCHEMA
+from dataset_builder.workers import pool as worker_pool
+from g2m_base.errors import BuildError, UsageError
 
 
 @dataclass

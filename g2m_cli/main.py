@@ -16,11 +16,11 @@ import harness_tasks.cli
 import leaderboard.cli
 import probing.cli
 from dataset_builder import __version__
-from dataset_builder.errors import G2MError
-from dataset_builder.untrusted import term
+from g2m_base.errors import G2MError
+from g2m_base.untrusted import term
 
 #: Our own top-level packages: an ImportError naming one of them is a bug, not a missing dependency.
-OWN_PACKAGES = frozenset({"dataset_builder", "harness_tasks", "probing", "leaderboard", "g2m_cli"})
+OWN_PACKAGES = frozenset({"g2m_base", "dataset_builder", "harness_tasks", "probing", "leaderboard", "g2m_cli"})
 COMMANDS = (dataset_builder.cli, harness_tasks.cli, probing.cli, leaderboard.cli)
 
 
@@ -43,7 +43,7 @@ def _missing(error: ModuleNotFoundError, extra: str | None) -> int:
 
 def _check_paths(args: argparse.Namespace) -> None:
     """An empty output path would mean "here" to the file system (a build into the current folder): refuse it."""
-    from dataset_builder.errors import UsageError
+    from g2m_base.errors import UsageError
 
     for name in ("out", "output", "data", "run_dir", "submissions"):
         value = getattr(args, name, None)

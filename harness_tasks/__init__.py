@@ -16,7 +16,7 @@ __all__ = ["TASK_DIR", "AnswerScore", "score_answer"]
 
 def __getattr__(name: str):  # scoring imports numpy: load it only when asked for
     if name in ("score_answer", "AnswerScore"):
-        from . import scoring
+        from harness_tasks.answers import score as scoring
 
         return getattr(scoring, name)
     raise AttributeError(f"module 'harness_tasks' has no attribute {name!r}")

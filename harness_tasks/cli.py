@@ -8,16 +8,16 @@ import os
 import sys
 from pathlib import Path
 
-from dataset_builder.errors import UsageError
-from dataset_builder.fsutil import ensure_dir
-from dataset_builder.untrusted import term
+from g2m_base.errors import UsageError
+from g2m_base.files import ensure_dir
+from g2m_base.untrusted import term
 
 DEMO_SCALE = 0.05
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from .evaluate import BASELINES, CHAT, EvalSpec, run_eval
-    from .report_table import score_table
+    from harness_tasks.evaluate import BASELINES, CHAT, EvalSpec, run_eval
+    from harness_tasks.evaluation.score_table import score_table
 
     logging.getLogger("lm_eval").setLevel(logging.INFO if args.verbose else logging.WARNING)
     tasks = tuple(t.strip() for t in args.tasks.split(",") if t.strip())
@@ -52,8 +52,8 @@ def _eval(args: argparse.Namespace) -> int:
 
 
 def _dry_run(tasks: tuple[str, ...], args: argparse.Namespace) -> int:
-    from .dryrun import plan, report
-    from .evaluate import EvalSpec
+    from harness_tasks.evaluate import EvalSpec
+    from harness_tasks.evaluation.dryrun import plan, report
 
     EvalSpec(tasks=tasks, data=args.data, limit=args.limit, reasoning_budget=args.reasoning_budget)  # validates
     print(f"g2m eval --dry-run: {', '.join(tasks)}" + (f", --limit {args.limit}" if args.limit else ""))
@@ -72,10 +72,9 @@ def _demo_release(out: Path, scale: float) -> str:
 
 def _tasks_dir(args: argparse.Namespace) -> int:
     from dataset_builder.source import resolve_source
-
-    from . import lmms_taskgen
-    from .evaluate import task_folder
-    from .taskgen import TASK_DIR
+    from harness_tasks.answers.catalog import TASK_DIR
+    from harness_tasks.evaluate import task_folder
+    from harness_tasks.with_lmms_eval import taskgen as lmms_taskgen
 
     lmms = args.harness == "lmms-eval"
     if args.data is None:
@@ -90,7 +89,7 @@ def _tasks_dir(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from .vlmevalkit import DATASET_NAME, export
+    from harness_tasks.with_vlmevalkit.files import DATASET_NAME, export
 
     tasks = tuple(t.strip() for t in args.tasks.split(",") if t.strip())
     out = Path(args.out or f"{DATASET_NAME}.tsv")
@@ -166,5 +165,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--data", default=None, help="a local build (g2m build --out DIR) to write the tasks for")
     p.add_argument("--out", default=None, help="where to write them (default: ~/.cache/grid2matrix/tasks)")
     p.add_argument("--harness", default="lm-eval", choices=("lm-eval", "lmms-eval"),
-                   help="whose task folder (inspect's tasks are Python: harness_tasks/inspect_tasks.py)")
+                   help="whose task folder (inspect's tasks are Python: harness_tasks/with_inspect/tasks.py)")
     p.set_defaults(func=_tasks_dir, extra=None)

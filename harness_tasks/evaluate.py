@@ -13,14 +13,12 @@ import re
 from importlib import import_module
 from pathlib import Path
 
-from dataset_builder.errors import MissingDependency, UsageError
-from dataset_builder.fsutil import safe_name
-
-from . import data
-from .backends import effective_model_args, max_budget, task_names
-from .budget import suggest_max_model_len
-from .endpoints import chat_url, served_models
-from .runspec import (
+from g2m_base.errors import MissingDependency, UsageError
+from g2m_base.files import safe_name
+from harness_tasks.answers.budget import suggest_max_model_len
+from harness_tasks.evaluation import data
+from harness_tasks.evaluation.backends import effective_model_args, max_budget, task_names
+from harness_tasks.evaluation.settings import (
     BASELINES,
     CHAT,
     HARNESS_EXTRAS,
@@ -34,6 +32,7 @@ from .runspec import (
     task_folder,
     versions,
 )
+from harness_tasks.serving.endpoints import chat_url, served_models
 
 __all__ = ["BASELINES", "CHAT", "HARNESSES", "EvalSpec", "load_results", "model_name", "run_eval", "run_key",
            "task_folder", "versions"]
@@ -41,13 +40,13 @@ __all__ = ["BASELINES", "CHAT", "HARNESSES", "EvalSpec", "load_results", "model_
 
 def run_eval(spec: EvalSpec) -> dict:
     """Evaluate and save ``results_*.json`` and ``samples_*.jsonl`` under ``spec.output/<model>/``."""
-    from .lm_eval_fixes import quiet_datasets
+    from harness_tasks.with_lm_eval.fixes import quiet_datasets
 
     _harness_module(spec.harness)  # a missing harness fails here, before any data is read or server started
     with quiet_datasets():
         provenance = {**data.provenance(spec.data), "config": data.CONFIG, "content_sha256": data.content_sha256(spec.data)}
         if spec.serve:
-            from .serve import Server, ServeSpec
+            from harness_tasks.serving.launcher import Server, ServeSpec
 
             budget = (max_budget(spec.tasks) or 0) + spec.reasoning_budget
             serve = ServeSpec(spec.serve, suggest_max_model_len(budget), ServeSpec.parse_extra(spec.serve_args),
@@ -68,7 +67,7 @@ def _dispatch(spec: EvalSpec, provenance: dict, url: str | None, served_name: st
     if spec.harness == "lm-eval":
         args = chat_model_args(spec, url, served_name) if url else effective_model_args(spec.model, spec.model_args,
                                                                                            spec.tasks)
-        from .lm_eval_run import run
+        from harness_tasks.with_lm_eval.driver import run
 
         return run(spec, args, provenance, served)
     runner = _harness_module(spec.harness)

@@ -6,13 +6,13 @@ import argparse
 import sys
 
 from dataset_builder.spec import DEFAULT_RESOLUTION, PATCH_SIZES
-from dataset_builder.untrusted import term
+from g2m_base.untrusted import term
 
 
 def _report(args: argparse.Namespace) -> int:
     import matplotlib  # noqa: F401  (say that the report extra is missing before any work, not after it)
 
-    from .report import ReportOptions, build_report
+    from leaderboard.report import ReportOptions, build_report
 
     opts = ReportOptions(patches=tuple(args.patches), input_size=args.input_size, overlay_patch=args.overlay_patch)
     rep = build_report(args.run_dir, args.out, args.probes, opts)
@@ -24,9 +24,8 @@ def _report(args: argparse.Namespace) -> int:
 
 def _submit(args: argparse.Namespace) -> int:
     from dataset_builder.spec import SUBMISSIONS_URL
-
-    from . import model_info
-    from .submission import write_submission
+    from leaderboard import model_info
+    from leaderboard.submission import write_submission
 
     info = model_info.ask({"params": args.params, "open_weights": args.open_weights, "release_date": args.release_date,
                            "url": args.model_url}, interactive=None if not args.no_input else False)
@@ -37,10 +36,9 @@ def _submit(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from dataset_builder.fsutil import atomic_write_text, output_file
-    from dataset_builder.untrusted import strict_json
-
-    from .submission import validate
+    from g2m_base.files import atomic_write_text, output_file
+    from g2m_base.untrusted import strict_json
+    from leaderboard.submission import validate
 
     out = output_file(args.out, inputs=(args.file,)) if args.out is not None else None  # before hours of re-scoring
     v = validate(args.file)
@@ -62,7 +60,7 @@ def _validate(args: argparse.Namespace) -> int:
 def _build(args: argparse.Namespace) -> int:
     import matplotlib  # noqa: F401  (the site draws figures: fail before validating anything)
 
-    from .site import build_site
+    from leaderboard.site import build_site
 
     res = build_site(args.submissions, args.out)
     print(f"built {term(res['output_dir'])}/index.html: {res['submissions']} accepted submissions, "

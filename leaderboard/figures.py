@@ -12,10 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
-from dataset_builder.plotting import pyplot as _plt
 from dataset_builder.render import geometry
 from dataset_builder.spec import DEFAULT_RESOLUTION, PALETTE
-from dataset_builder.untrusted import plot
+from g2m_base.plotting import pyplot as _plt
+from g2m_base.untrusted import plot
 
 COLOURS = {3: "#c44e52", 5: "#4c72b0", 10: "#55a868"}
 DPI = 150

@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 import math
 
-from dataset_builder.untrusted import md, term
+from g2m_base.untrusted import md, term
 
 STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1100px;padding:0 1rem;color:#222}

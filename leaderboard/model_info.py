@@ -9,7 +9,7 @@ import re
 import sys
 from datetime import date
 
-from dataset_builder.errors import UsageError
+from g2m_base.errors import UsageError
 
 FIELDS = ("params", "open_weights", "release_date", "url")
 _PARAMS = re.compile(r"[0-9][0-9.]{0,6}[KMBT](-A[0-9][0-9.]{0,6}[KMBT])?")  # fullmatch: "$" would allow a final newline

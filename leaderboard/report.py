@@ -12,16 +12,15 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from dataset_builder.errors import UsageError
-from dataset_builder.fsutil import ensure_dir
 from dataset_builder.spec import DEFAULT_RESOLUTION, MAX_COLOURS, MIN_COLOURS, PATCH_SIZES, PROBE_RESULT_FORMAT
-from dataset_builder.untrusted import plot
-
-from . import figures
-from . import geometry as geo
-from .report_page import write_report
-from .runs import load_run
-from .scoring import by_task, colour_bias, confusion_by_palette, heatmaps, score_output, summarise
+from g2m_base.errors import UsageError
+from g2m_base.files import ensure_dir
+from g2m_base.untrusted import plot
+from leaderboard import figures
+from leaderboard import geometry as geo
+from leaderboard.report_page import write_report
+from leaderboard.rescore import by_task, colour_bias, confusion_by_palette, heatmaps, score_output, summarise
+from leaderboard.run_reader import load_run
 
 
 @dataclass(frozen=True)

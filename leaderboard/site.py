@@ -19,17 +19,16 @@ from pathlib import Path
 from PIL import Image
 
 from dataset_builder.configs import ZERO_SHOT_SIZES
-from dataset_builder.errors import UsageError
-from dataset_builder.fsutil import atomic_write_text, ensure_dir, safe_name
 from dataset_builder.render import render_rgb
 from dataset_builder.spec import PATCH_SIZES
-from dataset_builder.untrusted import plot, term
-from harness_tasks.baselines import oracle_answer, random_answer
-
-from . import figures
-from . import geometry as geo
-from .html import esc, fmt, fmt_ci, page, table
-from .scoring import (
+from g2m_base.errors import UsageError
+from g2m_base.files import atomic_write_text, ensure_dir, safe_name
+from g2m_base.untrusted import plot, term
+from harness_tasks.answers.baselines import oracle_answer, random_answer
+from leaderboard import figures
+from leaderboard import geometry as geo
+from leaderboard.html import esc, fmt, fmt_ci, page, table
+from leaderboard.rescore import (
     by_task,
     colour_bias,
     confusion_by_palette,
@@ -39,8 +38,8 @@ from .scoring import (
     truth_matrix,
     zero_shot_truth,
 )
-from .site_page import VIEWS, write_index
-from .submission import validate
+from leaderboard.site_page import VIEWS, write_index
+from leaderboard.submission import validate
 
 REPORTED = Path(__file__).with_name("reported.json")
 

@@ -10,12 +10,11 @@ import io
 from pathlib import Path
 
 from dataset_builder.configs import ZERO_SHOT_SIZES
-from dataset_builder.fsutil import atomic_write_text
 from dataset_builder.spec import README_NAME, SUBMISSIONS_REPO_ID, SUBMISSIONS_URL
-from dataset_builder.untrusted import md as md_text
-
-from .html import esc, fmt, md_table, page, table
-from .submission import RELEASE
+from g2m_base.files import atomic_write_text
+from g2m_base.untrusted import md as md_text
+from leaderboard.html import esc, fmt, md_table, page, table
+from leaderboard.submission import RELEASE
 
 VIEWS = ("all", "c3", "c5", "c10")
 VIEW_NAMES = {"all": "All palettes", "c3": "C = 3", "c5": "C = 5", "c10": "C = 10"}

@@ -2,7 +2,7 @@
 ``zero_shot`` id. ``g2m submit`` writes it from a run; ``validate`` checks it and re-scores every output.
 
 A submission is untrusted input. It is read with hard limits (``safe_json``), parsed as data only (JSON; no pickle,
-no archives, no paths followed), its metadata must be plain text and numbers (``dataset_builder.untrusted``), it must
+no archives, no paths followed), its metadata must be plain text and numbers (``g2m_base.untrusted``), it must
 hold every id of the release exactly once, and every output is re-parsed and re-scored; any score written in the file
 is ignored. Where its outputs came from is stated by the content hash of the data the run read: only a run whose hash
 equals the release's (``spec.RELEASE_CONTENT_SHA256``) is "the release" and ranked; any other build is accepted and
@@ -21,16 +21,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from dataset_builder import __version__
-from dataset_builder.errors import UsageError
-from dataset_builder.fsutil import atomic_write_bytes, output_file
 from dataset_builder.spec import DATASET_REVISION, HUB_REPO_ID, RELEASE_CONTENT_SHA256
-from dataset_builder.untrusted import MAX_STRING, check_value, term
-from harness_tasks.parsing import MAX_ANSWER_CHARS
-
-from . import model_info
-from .runs import load_run
-from .safe_json import MAX_FILE_BYTES, Rejected, check_structure, check_utf8, read_bytes, read_object
-from .scoring import by_task, score_output, summarise, truth_matrix, zero_shot_truth
+from g2m_base.bounded_json import MAX_FILE_BYTES, Rejected, check_structure, check_utf8, read_bytes, read_object
+from g2m_base.errors import UsageError
+from g2m_base.files import atomic_write_bytes, output_file
+from g2m_base.untrusted import MAX_STRING, check_value, term
+from harness_tasks.answers.parsing import MAX_ANSWER_CHARS
+from leaderboard import model_info
+from leaderboard.rescore import by_task, score_output, summarise, truth_matrix, zero_shot_truth
+from leaderboard.run_reader import load_run
 
 FORMAT = "g2m-submission/1"
 MAX_OUTPUT_CHARS = MAX_ANSWER_CHARS  # longer outputs could never parse anyway

@@ -1,15 +1,15 @@
-"""``g2m probe``: thin argument parsing over ``probing.run``."""
+"""``g2m probe``: thin argument parsing over ``probing.experiment``."""
 
 from __future__ import annotations
 
 import argparse
 
-from dataset_builder.untrusted import term
+from g2m_base.untrusted import term
 
 
 def _probe(args: argparse.Namespace) -> int:
-    from .probe import TrainConfig
-    from .run import ProbeSpec, run_probe
+    from probing.experiment import ProbeSpec, run_probe
+    from probing.probe import TrainConfig
 
     train = TrainConfig(probe=args.probe, steps=args.steps, batch_size=args.train_batch_size, sampling=args.sampling,
                         lr=args.lr, eval_every=args.eval_every, patience=args.patience, seed=args.seed)

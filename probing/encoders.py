@@ -24,9 +24,8 @@ from pathlib import Path
 
 import torch
 
-from dataset_builder.errors import UsageError
-
-from . import tokens as tk
+from g2m_base.errors import UsageError
+from probing import tokens as tk
 
 #: vision: the tower's patch tokens before the merger/projector (for Qwen, after the merger's own norm, as the authors
 #: read them); vision_raw: Qwen's tokens before that norm; projector: after the merger/projector.

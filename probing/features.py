@@ -20,10 +20,9 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
-from dataset_builder.errors import UsageError
-from dataset_builder.fsutil import atomic_write_text, safe_name
-
-from .encoders import Encoder
+from g2m_base.errors import UsageError
+from g2m_base.files import atomic_write_text, safe_name
+from probing.encoders import Encoder
 
 KEY_FILE = "key.json"
 CACHE_FORMAT = "g2m-probe-cache/1"

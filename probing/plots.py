@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dataset_builder.plotting import pyplot
+from g2m_base.plotting import pyplot
 
 
 def plot_heatmap(heatmap: np.ndarray, path: Path, title: str) -> None:

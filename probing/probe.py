@@ -21,7 +21,7 @@ from torch import nn
 from torch.nn import functional as F
 from tqdm.auto import tqdm
 
-from dataset_builder.errors import UsageError
+from g2m_base.errors import UsageError
 
 PROBES = ("conv", "linear")
 #: How training batches are drawn: "epochs" (the authors': the train split shuffled afresh each epoch and walked in

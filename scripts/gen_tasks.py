@@ -1,7 +1,7 @@
 """Regenerate the task folders of every harness from one definition: python scripts/gen_tasks.py [--check].
 
-lm-eval's in harness_tasks/tasks (harness_tasks/taskgen.py) and lmms-eval's in harness_tasks/lmms_tasks
-(harness_tasks/lmms_taskgen.py). inspect's tasks are Python (harness_tasks/inspect_tasks.py) and need no files.
+lm-eval's in harness_tasks/tasks (harness_tasks/answers/catalog.py) and lmms-eval's in harness_tasks/lmms_tasks
+(harness_tasks/with_lmms_eval/taskgen.py). inspect's tasks are Python (harness_tasks/with_inspect/tasks.py) and need no files.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness_tasks import lmms_taskgen, taskgen  # noqa: E402
+from harness_tasks.answers import catalog as taskgen  # noqa: E402
+from harness_tasks.with_lmms_eval import taskgen as lmms_taskgen  # noqa: E402
 
 FOLDERS = ((taskgen.TASK_DIR, taskgen), (lmms_taskgen.LMMS_TASK_DIR, lmms_taskgen))
 

@@ -18,9 +18,9 @@ import pytest
 from PIL import Image
 
 from dataset_builder.render import decode_matrix
-from harness_tasks.budget import max_gen_toks
+from harness_tasks.answers.budget import max_gen_toks
+from harness_tasks.answers.parsing import format_answer
 from harness_tasks.evaluate import EvalSpec, run_eval
-from harness_tasks.parsing import format_answer
 
 pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
 

@@ -11,7 +11,7 @@ import pytest
 from helpers import REPO
 
 #: Lowest first. A module may import its own package or a package of a strictly lower rank.
-RANK = {"dataset_builder": 0, "harness_tasks": 1, "probing": 1, "leaderboard": 2, "g2m_cli": 3}
+RANK = {"g2m_base": 0, "dataset_builder": 1, "harness_tasks": 2, "probing": 2, "leaderboard": 3, "g2m_cli": 4}
 
 
 def _modules() -> dict[str, Path]:

@@ -6,9 +6,9 @@ import pytest
 from lm_eval.models.utils import handle_stop_sequences, normalize_gen_kwargs
 
 from harness_tasks import TASK_DIR
-from harness_tasks.backends import effective_model_args, grid_sizes
-from harness_tasks.budget import max_gen_toks
-from harness_tasks.taskgen import all_tasks
+from harness_tasks.answers.budget import max_gen_toks
+from harness_tasks.answers.catalog import all_tasks
+from harness_tasks.evaluation.backends import effective_model_args, grid_sizes
 
 
 @pytest.fixture(scope="module")

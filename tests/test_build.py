@@ -17,9 +17,9 @@ from helpers import REPO, tree_digest
 
 from dataset_builder.build import BuildParams, build
 from dataset_builder.configs import get_config
-from dataset_builder.errors import BuildError
 from dataset_builder.generate import make_matrix
 from dataset_builder.table import SCHEMA, features
+from g2m_base.errors import BuildError
 
 pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
 

@@ -9,9 +9,9 @@ import time
 import pytest
 from helpers import g2m
 
-from harness_tasks.budget import max_gen_toks
-from harness_tasks.chat import read_answer, request_timeout, retry_after
-from harness_tasks.endpoints import chat_url
+from harness_tasks.answers.budget import max_gen_toks
+from harness_tasks.serving.chat import read_answer, request_timeout, retry_after
+from harness_tasks.serving.endpoints import chat_url
 
 
 def test_the_dry_run_prints_requests_budgets_and_context_without_loading_anything():

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness_tasks.parsing import format_answer
+from harness_tasks.answers.parsing import format_answer
 from leaderboard import figures
 from leaderboard import geometry as geo
-from leaderboard.scoring import colour_bias, confusion_by_palette, heatmaps, score_output
+from leaderboard.rescore import colour_bias, confusion_by_palette, heatmaps, score_output
 
 
 def _rows(num_colors: int, answer_of, grids: int = 40, n: int = 6, seed: int = 0) -> list:

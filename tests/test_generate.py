@@ -12,7 +12,7 @@ import pytest
 from dataset_builder.configs import CONFIGS, get_config
 from dataset_builder.generate import RenderOptions, make_image, make_matrix, make_sample
 from dataset_builder.prompt import build_prompt
-from harness_tasks.parsing import format_answer
+from harness_tasks.answers.parsing import format_answer
 
 GOLDEN = Path(__file__).parent / "golden" / "samples.json"
 

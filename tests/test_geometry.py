@@ -7,7 +7,7 @@ import pytest
 
 from dataset_builder.render import geometry
 from leaderboard.geometry import alignment, crossing_fraction
-from leaderboard.scoring import bootstrap_mean, wilson
+from leaderboard.rescore import bootstrap_mean, wilson
 
 
 def _brute_force(n: int, patch: float, input_size: float) -> np.ndarray:

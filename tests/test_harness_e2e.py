@@ -13,9 +13,10 @@ import pytest
 from helpers import REPO
 
 from dataset_builder.spec import DATASET_REVISION, HUB_REPO_ID
-from harness_tasks import TASK_DIR, models
+from harness_tasks import TASK_DIR
+from harness_tasks.answers.catalog import TASK_VERSION, all_tasks
 from harness_tasks.evaluate import EvalSpec, run_eval
-from harness_tasks.taskgen import TASK_VERSION, all_tasks
+from harness_tasks.with_lm_eval import baseline_models as models
 
 pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
 

@@ -21,10 +21,10 @@ import vlm_server
 from helpers import REPO, g2m
 from PIL import Image
 
-from dataset_builder.errors import UsageError
 from dataset_builder.render import decode_matrix
+from g2m_base.errors import UsageError
+from harness_tasks.answers.parsing import format_answer
 from harness_tasks.evaluate import EvalSpec, run_eval
-from harness_tasks.parsing import format_answer
 from leaderboard.report import build_report
 from leaderboard.submission import write_submission
 
@@ -73,7 +73,7 @@ def test_a_dead_server_is_request_failed_never_a_score(harness, small_release, t
 
 def test_lmms_eval_finding_no_task_fails_loudly(server, small_release, tmp_path, monkeypatch):
     """lmms-eval exits 0 when it finds no task: g2m eval must not."""
-    from harness_tasks import lmms_run
+    from harness_tasks.with_lmms_eval import driver as lmms_run
 
     url, _ = server
     real = lmms_run.command
@@ -140,7 +140,7 @@ def test_a_pickled_prediction_file_is_never_read(tmp_path):
     ("X_Grid2Matrix.xlsx", b"random bytes, not a zip", "BadZipFile"),
 ])
 def test_a_malformed_prediction_file_is_one_line_naming_it(tmp_path, name, content, reason):
-    from harness_tasks.vlmevalkit import read_predictions
+    from harness_tasks.with_vlmevalkit.files import read_predictions
 
     (tmp_path / name).write_bytes(content)
     with pytest.raises(UsageError, match=f"{name}: not a readable .* file \\({reason}"):
@@ -148,7 +148,7 @@ def test_a_malformed_prediction_file_is_one_line_naming_it(tmp_path, name, conte
 
 
 def test_a_prediction_file_saved_with_a_bom_is_read(tmp_path):
-    from harness_tasks.vlmevalkit import read_predictions
+    from harness_tasks.with_vlmevalkit.files import read_predictions
 
     (tmp_path / "X_Grid2Matrix.tsv").write_bytes("\ufeffg2m_id\tprediction\nzs-n03-c3-0000\t[[1]]\n".encode())
     assert read_predictions(tmp_path / "X_Grid2Matrix.tsv") == [("zs-n03-c3-0000", "[[1]]", False)]
@@ -167,7 +167,7 @@ def test_the_same_outputs_get_the_same_scores_in_every_harness():
     from inspect_ai.model import ModelName, ModelOutput
     from inspect_ai.solver import TaskState
 
-    from harness_tasks.inspect_tasks import score_state
+    from harness_tasks.with_inspect.tasks import score_state
 
     lm_eval_hooks, lmms_hooks = _hooks("tasks"), _hooks("lmms_tasks")
     cases = json.loads((REPO / "tests" / "golden" / "model_outputs.json").read_text())

@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from dataset_builder.generate import make_image, make_matrix
-from harness_tasks.images import PngImage, release_images
+from harness_tasks.evaluation.images import PngImage, release_images
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from dataset_builder.errors import G2MError, UsageError
+from g2m_base.errors import G2MError, UsageError
 from g2m_cli import main as cli
 
 
@@ -69,7 +69,7 @@ def test_each_command_names_its_own_extra(blocked, argv, extra):
 
 def test_every_user_facing_error_class_is_a_g2m_error():
     from harness_tasks.evaluate import EvalSpec  # noqa: F401
-    from leaderboard.runs import RunError
+    from leaderboard.run_reader import RunError
     from leaderboard.submission import Rejected
     from probing.features import CacheMismatch
 

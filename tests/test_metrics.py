@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness_tasks.metrics import cell_accuracy, cell_mask, exact_match
-from harness_tasks.parsing import format_answer, parse_matrix
+from harness_tasks.answers.metrics import cell_accuracy, cell_mask, exact_match
+from harness_tasks.answers.parsing import format_answer, parse_matrix
 
 T = [[0, 1, 2], [2, 0, 1], [1, 2, 0]]
 

@@ -12,12 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import reference_rows
+from adversarial_outputs import FAMILIES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness_tasks import scan
-from harness_tasks.adversarial import FAMILIES
-from harness_tasks.parsing import MAX_ABS, MAX_ANSWER_CHARS, ParseResult, format_answer, parse_matrix
+from harness_tasks.answers import scan
+from harness_tasks.answers.parsing import MAX_ABS, MAX_ANSWER_CHARS, ParseResult, format_answer, parse_matrix
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "model_outputs.json").read_text())
 

@@ -21,9 +21,9 @@ from tiny_models import (
 
 from dataset_builder.spec import PROBE_RESULT_FORMAT
 from probing.encoders import Encoder, EncoderError, load_encoder
+from probing.experiment import ProbeSpec, run_probe
 from probing.features import CacheMismatch
 from probing.probe import TrainConfig
-from probing.run import ProbeSpec, run_probe
 
 pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
 

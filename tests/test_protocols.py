@@ -8,14 +8,14 @@ import time
 
 import pytest
 import reference_paper
+from adversarial_outputs import FAMILIES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness_tasks import score_answer
-from harness_tasks.adversarial import FAMILIES
-from harness_tasks.literal import LiteralError, read_literal
-from harness_tasks.paper import first_list_of_lists, max_gen_toks, parse_paper
-from harness_tasks.parsing import format_answer
+from harness_tasks.answers.literal import LiteralError, read_literal
+from harness_tasks.answers.paper import first_list_of_lists, max_gen_toks, parse_paper
+from harness_tasks.answers.parsing import format_answer
 
 #: A 9x9 target: row r is (r + c) % 3.
 T9 = [[(r + c) % 3 for c in range(9)] for r in range(9)]

@@ -10,8 +10,8 @@ import pytest
 from helpers import g2m
 from huggingface_hub import CommitInfo, CommitOperationAdd, CommitOperationDelete, HfApi
 
-from dataset_builder.errors import BuildError
 from dataset_builder.push import push
+from g2m_base.errors import BuildError
 
 pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
 

@@ -10,7 +10,7 @@ from helpers import g2m
 from PIL import Image
 
 from leaderboard.report import ReportOptions, build_report
-from leaderboard.runs import RunError, load_run
+from leaderboard.run_reader import RunError, load_run
 
 pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
 

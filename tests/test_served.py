@@ -19,11 +19,11 @@ import pytest
 import vlm_server
 from helpers import REPO
 
-from harness_tasks.budget import max_gen_toks
+from g2m_base.bounded_json import Rejected
+from harness_tasks.answers.budget import max_gen_toks
+from harness_tasks.answers.parsing import format_answer
 from harness_tasks.evaluate import EvalSpec, run_eval
-from harness_tasks.parsing import format_answer
 from leaderboard.report import build_report
-from leaderboard.safe_json import Rejected
 from leaderboard.submission import write_submission
 
 pytestmark = pytest.mark.slow
@@ -154,7 +154,7 @@ def test_requests_are_greedy_lossless_and_carry_no_placeholder(server, small_rel
 
 
 def test_a_dead_server_url_fails_fast_with_a_clear_error(small_release, tmp_path):
-    from dataset_builder.errors import UsageError
+    from g2m_base.errors import UsageError
 
     t = time.monotonic()
     with pytest.raises(UsageError, match="could not list the models"):
@@ -222,7 +222,7 @@ def test_serve_starts_vllm_waits_for_health_evaluates_and_stops_it(stand_in_vllm
 
 def test_serve_shows_the_log_when_vllm_dies_before_it_is_ready(stand_in_vllm, small_release, tmp_path, monkeypatch,
                                                                   capsys):
-    from harness_tasks.serve import ServeError
+    from harness_tasks.serving.launcher import ServeError
 
     monkeypatch.setenv("FAKE_VLLM_MODE", "crash")
     t = time.monotonic()
@@ -235,7 +235,7 @@ def test_serve_shows_the_log_when_vllm_dies_before_it_is_ready(stand_in_vllm, sm
 
 def test_serve_gives_up_on_a_server_that_never_becomes_healthy_and_kills_it(stand_in_vllm, small_release, tmp_path,
                                                                             monkeypatch):
-    from harness_tasks.serve import ServeError
+    from harness_tasks.serving.launcher import ServeError
 
     monkeypatch.setenv("FAKE_VLLM_MODE", "hang")
     with pytest.raises(ServeError, match="not healthy after 3 s"):
@@ -246,7 +246,7 @@ def test_serve_gives_up_on_a_server_that_never_becomes_healthy_and_kills_it(stan
 
 def test_the_stand_in_server_really_speaks_http(stand_in_vllm, tmp_path):
     """The stand-in is a real server process (guards the tests above against a stand-in that does nothing)."""
-    from harness_tasks.serve import Server, ServeSpec
+    from harness_tasks.serving.launcher import Server, ServeSpec
 
     with Server(ServeSpec("org/tiny-vlm", 4096, log_path=tmp_path / "serve.log")) as server:
         with urllib.request.urlopen(server.url + "/models", timeout=5) as resp:

@@ -17,8 +17,8 @@ import pytest
 from helpers import g2m, submission_doc, write_file
 
 from dataset_builder.spec import RELEASE_CONTENT_SHA256
-from harness_tasks.parsing import format_answer
-from leaderboard.scoring import truth_matrix
+from harness_tasks.answers.parsing import format_answer
+from leaderboard.rescore import truth_matrix
 from leaderboard.submission import (
     LOCAL,
     MAX_FILE_BYTES,

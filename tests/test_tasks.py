@@ -9,9 +9,9 @@ import sys
 import pytest
 
 from harness_tasks import TASK_DIR
-from harness_tasks.budget import max_gen_toks
-from harness_tasks.taskgen import TASK_VERSION, all_tasks, out_of_sync, tags
-from harness_tasks.validate import expected_names, validate
+from harness_tasks.answers.budget import max_gen_toks
+from harness_tasks.answers.catalog import TASK_VERSION, all_tasks, out_of_sync, tags
+from harness_tasks.with_lm_eval.validate import expected_names, validate
 
 
 def test_generated_yaml_is_in_sync():

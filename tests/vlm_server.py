@@ -40,7 +40,7 @@ from PIL import Image
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dataset_builder.render import decode_matrix  # noqa: E402
-from harness_tasks.parsing import format_answer  # noqa: E402
+from harness_tasks.answers.parsing import format_answer  # noqa: E402
 
 SENTINEL = "[... REQUEST_FAILED after 3 retries: 1 2 3 4 5 6 7 8 9] ..."
 _SIZE = re.compile(r"\b(\d+)x\1 grid")

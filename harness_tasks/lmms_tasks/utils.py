@@ -2,17 +2,17 @@
 
 Thin adapters over the same code as the lm-eval hooks: the rows and their (N, C) filter, the prompt from the row, the
 image as the release's PNG bytes (``PngImage``: lmms-eval's PNG encoder writes those bytes unchanged), and the score
-from ``harness_tasks.scoring.score_answer``, so the same text gets the same numbers in both harnesses. lmms-eval puts
+from ``harness_tasks.answers.score.score_answer``, so the same text gets the same numbers in both harnesses. lmms-eval puts
 a failed request's error text where the answer should be ("[LMMS_EVAL_REQUEST_FAILED after N retries] ..."): that is
 a ``request_failed`` outcome, never parsed. lmms-eval loads this file by path, so imports are absolute.
 """
 
 from __future__ import annotations
 
-from harness_tasks.answers import answer_detail, from_lmms_eval
-from harness_tasks.docs import image_of, process_docs_functions
-from harness_tasks.parsing import format_answer
-from harness_tasks.scoring import score_answer
+from harness_tasks.answers.parsing import format_answer
+from harness_tasks.answers.replies import answer_detail, from_lmms_eval
+from harness_tasks.answers.score import score_answer
+from harness_tasks.evaluation.row_filters import image_of, process_docs_functions
 
 globals().update(process_docs_functions())  # docs_n03_c3, ..., docs_n64_c10
 

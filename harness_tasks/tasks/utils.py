@@ -1,7 +1,7 @@
 """lm-eval hooks for the G2M tasks (referenced from the YAML files as ``!function utils.<name>``).
 
 Thin adapters: the rows come from the release (``dataset_path``), each task keeps its (N, C) with
-``docs_n{NN}_c{C}``, the prompt comes from the row, the score from ``harness_tasks.scoring.score_answer``. Images stay
+``docs_n{NN}_c{C}``, the prompt comes from the row, the score from ``harness_tasks.answers.score.score_answer``. Images stay
 PNG bytes in the docs (nothing is decoded up front, nothing is re-encoded to hash it for the samples log) and are
 decoded only when a backend asks for them. lm-eval loads this file by path, so imports are absolute.
 """
@@ -9,17 +9,17 @@ decoded only when a backend asks for them. lm-eval loads this file by path, so i
 from __future__ import annotations
 
 from dataset_builder.spec import IMAGE_PLACEHOLDER
-from harness_tasks.answers import answer_detail
-from harness_tasks.docs import image_of, process_docs_functions
-from harness_tasks.parsing import format_answer
-from harness_tasks.scoring import score_answer
+from harness_tasks.answers.parsing import format_answer
+from harness_tasks.answers.replies import answer_detail
+from harness_tasks.answers.score import score_answer
+from harness_tasks.evaluation.row_filters import image_of, process_docs_functions
 
 globals().update(process_docs_functions())  # docs_n03_c3, ..., docs_n64_c10
 
 
 def doc_to_image(doc: dict) -> list:
     """The row's image as its PNG bytes behind a PIL interface: decoded to RGB only when a backend reads pixels,
-    never re-encoded (``harness_tasks.images.PngImage``)."""
+    never re-encoded (``harness_tasks.evaluation.images.PngImage``)."""
     return [image_of(doc)]
 
 

@@ -1,0 +1,122 @@
+"""File-system helpers that keep output folders consistent: atomic writes, a build lock, temp-file cleanup, names."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from g2m_base.errors import BuildError, UsageError
+
+TEMP_MARK = ".g2m-tmp-"
+LOCK_NAME = ".g2m-build.lock"
+_PATH_LIKE = re.compile(r"^(?:[/~.]|[A-Za-z]:[\\/])|[\\]|/.*/")
+
+
+def safe_name(name: str, sep: str = "__", limit: int = 80) -> str:
+    """A file-system-safe name for a model or encoder, a pure function of the text (it never looks at the disk).
+
+    A path (``/models/qwen``, ``./x``, ``~/m``, ``a/b/c``) keeps its last component; a Hub id ``ORG/NAME`` keeps both
+    parts joined by ``sep``. Every run of characters outside ``[A-Za-z0-9_.-]`` becomes ``sep``; the result is never
+    hidden, never '..', never empty.
+    """
+    text = str(name).rstrip("/\\")
+    if _PATH_LIKE.search(text):
+        text = re.split(r"[/\\]", text)[-1]
+    return re.sub(r"[^A-Za-z0-9_.-]+", sep, text).strip("._-" + sep)[:limit] or "model"
+
+
+def ensure_dir(path: Path) -> Path:
+    """Create ``path`` (and parents) or say in one line why it cannot be."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise BuildError(f"cannot write to {path}: {e.strerror or e}") from None
+    if not os.access(path, os.W_OK):
+        raise BuildError(f"cannot write to {path}: permission denied")
+    return path
+
+
+def output_file(path: str | os.PathLike, inputs: tuple = ()) -> Path:
+    """``path`` as a file this command may write: not empty, not a folder or a device, not one of its ``inputs``."""
+    if not str(path).strip():
+        raise UsageError("the output path is empty; give a file name")
+    p = Path(path)
+    if p.is_dir():
+        raise UsageError(f"{p} is a folder; give a file name for the output")
+    if p.exists() and not p.is_file():
+        raise UsageError(f"{p} is not a regular file (a device or a FIFO?); refusing to replace it")
+    for other in inputs:
+        with contextlib.suppress(OSError):
+            if p.exists() and os.path.samefile(p, other):
+                raise UsageError(f"{p} is this command's own input; refusing to overwrite it")
+    if p.parent.exists() and not p.parent.is_dir():
+        raise UsageError(f"{p.parent} is a file, not a folder")
+    return p
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to a hidden temp file beside ``path``, fsync it, then rename it over ``path``.
+
+    The temp name starts with a dot, so neither ``load_dataset``'s ``<split>-*`` patterns nor an upload ever see it.
+    Only a regular file is ever replaced: never a folder, a device (``/dev/full``) or a FIFO.
+    """
+    if path.is_dir() or (path.exists() and not path.is_file()):
+        raise BuildError(f"cannot write {path}: it exists and is not a regular file")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise BuildError(f"cannot write to {path.parent}: {e.strerror or e}") from None
+    tmp = path.parent / f"{TEMP_MARK}{os.getpid()}-{path.name}"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def remove_stale_temp_files(root: Path) -> int:
+    """Delete temp files left by an interrupted build (safe: callers hold the build lock)."""
+    count = 0
+    if root.is_dir():
+        for p in list(root.glob(f"{TEMP_MARK}*")) + list(root.glob(f"*/{TEMP_MARK}*")):
+            with contextlib.suppress(OSError):
+                p.unlink()
+                count += 1
+    return count
+
+
+@contextlib.contextmanager
+def build_lock(root: Path) -> Iterator[None]:
+    """Create ``root`` if needed and hold an exclusive lock on it, so two builds never interleave."""
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(root / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as e:
+        raise BuildError(f"cannot write to {root}: {e.strerror or e}") from None
+    if not os.access(root, os.W_OK):
+        os.close(fd)
+        raise BuildError(f"cannot write to {root}: permission denied")
+    try:
+        try:
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except ImportError:  # Windows: no advisory locks; builds there are single-user anyway
+            pass
+        except OSError:
+            raise BuildError(f"another g2m build is writing to {root}; wait for it to finish") from None
+        yield
+    finally:
+        os.close(fd)

@@ -1,0 +1,192 @@
+"""``g2m eval --serve MODEL``: one ``vllm serve`` child for the whole run, healthy before the first request, and
+stopped however the run ends.
+
+Why a server and not lm-eval's in-process ``vllm-vlm``: in lm-eval 0.4.13 its data parallelism declares Ray workers
+without GPUs, builds a new engine for every chunk and shuts Ray down after, and requests are grouped by generation
+settings, so G2M's 45 answer budgets mean 45 model loads per replica (lm-eval issues 2994, 1734, 2379). One server
+holds the model once; tensor, pipeline and data parallelism (and several nodes, through vLLM's Ray backend) happen
+inside it, and the client keeps many requests in flight.
+
+The server is started with G2M's settings unless the user's ``--serve-args`` set them: a context long enough for the
+largest answer (``--max-model-len``), one image per prompt, and ``--generation-config vllm`` (vLLM's neutral
+defaults: otherwise a checkpoint's ``generation_config.json`` can add a repetition penalty to greedy decoding).
+Its output goes to a log file, whose last lines are shown when it fails to start.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from g2m_base.errors import G2MError, UsageError
+from g2m_base.untrusted import term
+
+LOG_TAIL_LINES = 40
+STOP_GRACE_SECONDS = 30.0
+
+
+class ServeError(G2MError, RuntimeError):
+    """The model server could not be started or did not become healthy."""
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def _option(args: list[str], name: str) -> str | None:
+    """The value of ``--name V`` or ``--name=V`` in a command line, or None."""
+    for i, a in enumerate(args):
+        if a == name and i + 1 < len(args):
+            return args[i + 1]
+        if a.startswith(name + "="):
+            return a.split("=", 1)[1]
+    return None
+
+
+@dataclass(frozen=True)
+class ServeSpec:
+    """How to start the server. ``extra`` is the user's ``--serve-args``, passed through untouched."""
+
+    model: str
+    max_model_len: int
+    extra: tuple[str, ...] = ()
+    executable: str = "vllm"
+    startup_timeout: float = 1800.0  # loading a 235B checkpoint from a network disk takes a while
+    log_path: Path = field(default_factory=lambda: Path("vllm-serve.log"))
+
+    def __post_init__(self) -> None:
+        if not self.model.strip():
+            raise UsageError("--serve needs a model: a Hub id or a local checkpoint folder")
+        if self.startup_timeout <= 0:
+            raise UsageError(f"--serve-timeout must be positive, got {self.startup_timeout}")
+
+    @classmethod
+    def parse_extra(cls, text: str | None) -> tuple[str, ...]:
+        try:
+            return tuple(shlex.split(text or ""))
+        except ValueError as e:
+            raise UsageError(f"--serve-args {text!r} is not a valid command line: {e}") from None
+
+    @property
+    def served_name(self) -> str:
+        """The model name the server answers to (``--served-model-name``, else the model itself)."""
+        return _option(list(self.extra), "--served-model-name") or self.model
+
+    @property
+    def host(self) -> str:
+        return _option(list(self.extra), "--host") or "127.0.0.1"
+
+    def command(self, port: int) -> list[str]:
+        extra = list(self.extra)
+        cmd = [self.executable, "serve", self.model]
+        if _option(extra, "--host") is None:
+            cmd += ["--host", "127.0.0.1"]
+        if _option(extra, "--port") is None:
+            cmd += ["--port", str(port)]
+        if _option(extra, "--max-model-len") is None:
+            cmd += ["--max-model-len", str(self.max_model_len)]
+        if _option(extra, "--limit-mm-per-prompt") is None:
+            cmd += ["--limit-mm-per-prompt", '{"image": 1}']
+        if _option(extra, "--generation-config") is None:
+            cmd += ["--generation-config", "vllm"]
+        return cmd + extra
+
+
+def _die_with_parent() -> None:  # runs in the child between fork and exec
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
+class Server:
+    """A running ``vllm serve`` (a context manager): ``url`` is its base URL once ``__enter__`` returns."""
+
+    def __init__(self, spec: ServeSpec) -> None:
+        self.spec = spec
+        self.proc: subprocess.Popen | None = None
+        given = _option(list(spec.extra), "--port")
+        self.port = int(given) if given and given.isdigit() else free_port()
+        connect = "127.0.0.1" if spec.host in ("0.0.0.0", "::") else spec.host
+        self.url = f"http://{connect}:{self.port}/v1"
+
+    def __enter__(self) -> Server:
+        cmd = self.spec.command(self.port)
+        self.spec.log_path.parent.mkdir(parents=True, exist_ok=True)
+        print(f"g2m: starting {term(shlex.join(cmd), 1000)}\n     log: {self.spec.log_path}", file=sys.stderr)
+        try:
+            with open(self.spec.log_path, "ab") as log:
+                self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                             start_new_session=True, preexec_fn=_die_with_parent)
+        except FileNotFoundError:
+            raise ServeError(f"{self.spec.executable!r} was not found: install vLLM (pip install 'grid2matrix[vllm]') "
+                             "or point --base-url at a server that is already running") from None
+        try:
+            self._wait_healthy()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def _wait_healthy(self) -> None:
+        deadline = time.monotonic() + self.spec.startup_timeout
+        health = self.url[: -len("/v1")] + "/health"
+        while time.monotonic() < deadline:
+            code = self.proc.poll()
+            if code is not None:
+                self._show_log()
+                raise ServeError(f"vllm serve exited with code {code} before it was ready; its log is "
+                                 f"{self.spec.log_path} (last lines above)")
+            try:
+                with urllib.request.urlopen(health, timeout=5) as resp:  # noqa: S310  (our own loopback URL)
+                    if resp.status == 200:
+                        print(f"g2m: server ready at {self.url}", file=sys.stderr)
+                        return
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(1.0)
+        self._show_log()
+        raise ServeError(f"vllm serve was not healthy after {self.spec.startup_timeout:.0f} s (raise --serve-timeout "
+                         f"for a large checkpoint); its log is {self.spec.log_path}")
+
+    def _show_log(self) -> None:
+        try:
+            with open(self.spec.log_path, encoding="utf-8", errors="replace") as f:
+                tail = deque(f, maxlen=LOG_TAIL_LINES)
+        except OSError:
+            return
+        print(f"g2m: the last {len(tail)} lines of {self.spec.log_path}:", file=sys.stderr)
+        for line in tail:
+            print("  | " + term(line.rstrip("\n"), 500), file=sys.stderr)
+
+    def stop(self) -> None:
+        """SIGTERM to the server's whole process group (its engine workers too), SIGKILL after a grace period."""
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=STOP_GRACE_SECONDS)
+            except subprocess.TimeoutExpired:
+                pass
+        with contextlib.suppress(ProcessLookupError, PermissionError):  # stragglers: workers that outlived the server
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()

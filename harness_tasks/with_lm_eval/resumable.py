@@ -1,0 +1,156 @@
+"""The LM ``g2m eval`` puts around every backend: resumable, one progress bar, failures kept apart, images freed.
+
+- **Resumable.** lm-eval's ``--use_cache`` (``CachingLM``) writes new answers to its SQLite file only after the model
+  has answered *every* request, and its image backends record per-request partial results under a key that never
+  matches a later lookup, so a 4,500-request run that dies at request 4,000 restarts from zero. ``RunnerLM`` commits
+  answers under lm-eval's own key (``hash_args("generate_until", req.args)``) every ``chunk`` answers (and at least
+  every ``COMMIT_SECONDS``), so a rerun skips everything finished. lm-eval's key does not include the model, so
+  ``g2m eval`` names the file after a hash of model, arguments and generation settings.
+- **Failed requests are not answers.** An answer whose ``finish_reason`` is ``request_failed`` is returned (it scores
+  0 and is counted apart) but never cached, so the next run of the same command retries exactly those requests.
+- **One progress bar** over all tasks, with an ETA; the backend's own bars are switched off.
+- **Memory.** Each request's image (a ``PngImage``) is released once it is answered: a run holds the PNG bytes of
+  every row, and the pixels of only the requests in flight.
+- **Reasoning budget.** ``reasoning_budget=K`` adds K tokens to every request's ``max_gen_toks``.
+
+Backends that set ``STREAMS_ANSWERS`` (``g2m-chat``, the built-in models) get every missing request at once and report
+each answer as it arrives (``on_answer``), so a server keeps all its slots busy; others get ``chunk`` at a time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import logging
+import time
+from pathlib import Path
+
+from lm_eval.api.model import LM, hash_args
+from tqdm.auto import tqdm
+
+from harness_tasks.answers.replies import is_failed
+from harness_tasks.evaluation.images import release_images
+
+log = logging.getLogger(__name__)
+COMMIT_SECONDS = 30.0
+
+
+class RunnerLM(LM):
+    """An LM that answers from an SQLite cache first and asks ``inner`` for the rest."""
+
+    def __init__(self, inner: LM, cache_db: str | Path | None = None, chunk: int = 256, reasoning_budget: int = 0,
+                 progress: bool = True, desc: str = "g2m") -> None:
+        super().__init__()
+        if chunk < 1:
+            raise ValueError("chunk must be at least 1")
+        if reasoning_budget < 0:
+            raise ValueError(f"reasoning_budget must be 0 or more tokens, got {reasoning_budget}")
+        self.inner, self.chunk, self.reasoning_budget = inner, chunk, reasoning_budget
+        self.progress, self.desc = progress, desc
+        self.cache_db = None if cache_db is None else str(cache_db)
+        self.dbdict = None
+        if cache_db is not None:
+            from sqlitedict import SqliteDict
+
+            Path(cache_db).parent.mkdir(parents=True, exist_ok=True)
+            self.dbdict = SqliteDict(self.cache_db, autocommit=False)
+        self.MULTIMODAL = getattr(inner, "MULTIMODAL", False)
+        self.hits = self.misses = self.failed = 0
+
+    def __getattr__(self, name):  # anything not defined here (tokenizer, processor, ...) comes from the backend
+        if name == "inner":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    @property
+    def rank(self) -> int:
+        return self.inner.rank
+
+    @property
+    def world_size(self) -> int:
+        return self.inner.world_size
+
+    @property
+    def tokenizer_name(self) -> str:
+        return self.inner.tokenizer_name
+
+    def chat_template(self, chat_template: bool | str = False):
+        return self.inner.chat_template(chat_template)
+
+    def apply_chat_template(self, chat_history, add_generation_prompt: bool = True):
+        return self.inner.apply_chat_template(chat_history, add_generation_prompt=add_generation_prompt)
+
+    def _budgeted(self, req):
+        """The request as sent: ``reasoning_budget`` more tokens (the original is what lm-eval logs and keys)."""
+        if not self.reasoning_budget:
+            return req
+        context, gen_kwargs, *rest = req.args
+        gen_kwargs = {**gen_kwargs, "max_gen_toks": int(gen_kwargs.get("max_gen_toks", 256)) + self.reasoning_budget}
+        return dataclasses.replace(req, arguments=(context, gen_kwargs, *rest))
+
+    def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:
+        keys = [hash_args("generate_until", r.args) for r in requests]
+        cacheable = [self.dbdict is not None and not r.args[1].get("do_sample") for r in requests]
+        results = [self.dbdict.get(k) if c else None for k, c in zip(keys, cacheable, strict=True)]
+        todo = [i for i, res in enumerate(results) if res is None]
+        self.hits += len(requests) - len(todo)
+        self.misses += len(todo)
+        if self.cache_db:
+            log.info("g2m: %d answers from %s, %d to generate", len(requests) - len(todo), self.cache_db, len(todo))
+        bar = tqdm(total=len(requests), initial=len(requests) - len(todo), desc=self.desc, unit="answer",
+                   disable=not self.progress or disable_tqdm, dynamic_ncols=True, smoothing=0.05)
+        state = {"pending": 0, "since": time.monotonic()}
+
+        def record(j: int, answer) -> None:
+            i = todo[j]
+            results[i] = answer
+            if is_failed(answer):
+                self.failed += 1
+            elif cacheable[i]:
+                self.dbdict[keys[i]] = answer
+                state["pending"] += 1
+                if state["pending"] >= self.chunk or time.monotonic() - state["since"] > COMMIT_SECONDS:
+                    self._commit(state)
+            release_images([requests[i]])
+            bar.update(1)
+
+        sent = [self._budgeted(requests[i]) for i in todo]
+        try:
+            if getattr(self.inner, "STREAMS_ANSWERS", False):
+                seen = set()
+
+                def on_answer(j: int, answer) -> None:
+                    seen.add(j)
+                    record(j, answer)
+
+                answers = self.inner.generate_until(sent, on_answer=on_answer)
+                for j, answer in enumerate(answers):  # anything the backend returned without reporting it
+                    if j not in seen:
+                        record(j, answer)
+            else:
+                quiet = "disable_tqdm" in inspect.signature(self.inner.generate_until).parameters
+                for start in range(0, len(sent), self.chunk):
+                    block = sent[start : start + self.chunk]
+                    answers = (self.inner.generate_until(block, disable_tqdm=True) if quiet
+                               else self.inner.generate_until(block))
+                    for j, answer in enumerate(answers, start):
+                        record(j, answer)
+        finally:
+            self._commit(state)
+            bar.close()
+        return results
+
+    def _commit(self, state: dict) -> None:
+        if self.dbdict is not None and state["pending"]:
+            self.dbdict.commit()  # a crash from here on loses at most one chunk
+        state["pending"], state["since"] = 0, time.monotonic()
+
+    def loglikelihood(self, requests):
+        return self.inner.loglikelihood(requests)
+
+    def loglikelihood_rolling(self, requests):
+        return self.inner.loglikelihood_rolling(requests)
+
+    def close(self) -> None:
+        if self.dbdict is not None:
+            self.dbdict.close()

@@ -1,0 +1,150 @@
+"""VLMEvalKit: the TSV it reads as a custom dataset, and its prediction file read back for G2M's scoring.
+
+VLMEvalKit is not on PyPI and scores a custom free-form dataset only inside its own package, so G2M meets it at the
+files: ``g2m export vlmevalkit`` writes ``Grid2Matrix.tsv`` (one row per zero_shot row: ``index``, the release's PNG
+bytes in base64, ``image_path`` = ``<index>.png`` so VLMEvalKit dumps lossless PNGs and never JPEGs, the prompt as
+``question``, the canonical ``answer``, and G2M's ``g2m_id``), and ``read_predictions`` reads the
+``<model>_Grid2Matrix.{xlsx,tsv,csv,json}`` it writes after ``run.py --mode infer`` (every input column is kept, plus
+``prediction``). Its API wrappers' failure text ("Failed to obtain answer") is a failed request, never an answer.
+Pickle fallbacks (``.pkl``) are refused: a pickle runs code when read.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import io
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+
+from g2m_base.errors import UsageError
+from harness_tasks.answers.parsing import format_answer
+
+DATASET_NAME = "Grid2Matrix"  # no "openended" (Qwen presets would append a short-answer hint) and no A/B columns
+FAILED_MARK = "Failed to obtain answer"
+MAX_PREDICTION_FILE_BYTES = 1 << 29  # 512 MiB
+COLUMNS = ("index", "image", "image_path", "question", "answer", "category", "g2m_id", "grid_size", "num_colors",
+           "g2m_data_sha256")
+
+
+def tsv_rows(rows, content_sha256: str = "") -> Iterator[dict]:
+    """The TSV's rows from zero_shot rows (``image`` as {"bytes": PNG}), numbered from 1 in release order; every row
+    carries the content hash of the data it came from, so the prediction file says which data the model saw."""
+    for i, row in enumerate(rows, 1):
+        png = row["image"]["bytes"] if isinstance(row["image"], dict) else row["image"]
+        if not bytes(png[:8]) == b"\x89PNG\r\n\x1a\n":
+            raise UsageError(f"row {row['id']}: the image is not PNG bytes")
+        yield {"index": i, "image": base64.b64encode(bytes(png)).decode("ascii"), "image_path": f"{i}.png",
+               "question": row["prompt"], "answer": format_answer(row["matrix"]),
+               "category": f"n{row['grid_size']:02d}_c{row['num_colors']}", "g2m_id": row["id"],
+               "grid_size": row["grid_size"], "num_colors": row["num_colors"], "g2m_data_sha256": content_sha256}
+
+
+def write_tsv(rows, out: Path, content_sha256: str = "") -> int:
+    """Write the TSV atomically; returns the number of rows."""
+    out = Path(out)
+    tmp = out.with_name(f".{out.name}.partial")
+    n = 0
+    with open(tmp, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS, delimiter="\t", lineterminator="\n")
+        w.writeheader()
+        for r in tsv_rows(rows, content_sha256):
+            w.writerow(r)
+            n += 1
+    tmp.replace(out)
+    return n
+
+
+def _records(path: Path) -> list[dict]:
+    """The rows of a prediction file; a file that cannot be read is one line naming it, never a traceback."""
+    try:
+        return _read_records(path)
+    except UsageError:
+        raise
+    except Exception as e:  # noqa: BLE001 - csv, json, zip and openpyxl each fail in their own ways on bad files
+        raise UsageError(f"{path.name}: not a readable {path.suffix.lower() or 'prediction'} file "
+                         f"({type(e).__name__}: {str(e)[:200]})") from None
+
+
+def _read_records(path: Path) -> list[dict]:
+    suffix = path.suffix.lower()
+    if suffix == ".pkl":
+        raise UsageError(f"{path.name}: a pickle is never read (it runs code when loaded); rerun VLMEvalKit with "
+                         "PRED_FORMAT=tsv")
+    if not path.is_file():
+        raise UsageError(f"{path} is not a file")
+    if path.stat().st_size > MAX_PREDICTION_FILE_BYTES:
+        raise UsageError(f"{path.name} is over {MAX_PREDICTION_FILE_BYTES >> 20} MiB")
+    if suffix in (".tsv", ".csv"):
+        csv.field_size_limit(MAX_PREDICTION_FILE_BYTES)
+        with open(path, newline="", encoding="utf-8-sig") as f:  # -sig: Excel starts UTF-8 files with a BOM
+            return list(csv.DictReader(f, delimiter="\t" if suffix == ".tsv" else ","))
+    if suffix == ".json":
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+        if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+            raise UsageError(f"{path.name}: expected a JSON list of records")
+        return data
+    if suffix == ".xlsx":
+        try:
+            import openpyxl
+        except ImportError:
+            raise UsageError(f"{path.name}: reading .xlsx needs openpyxl (pip install openpyxl), or rerun "
+                             "VLMEvalKit with PRED_FORMAT=tsv") from None
+        sheet = openpyxl.load_workbook(io.BytesIO(path.read_bytes()), read_only=True, data_only=True).active
+        rows = sheet.iter_rows(values_only=True)
+        header = [str(h) for h in next(rows, ())]
+        return [dict(zip(header, r, strict=False)) for r in rows]
+    raise UsageError(f"{path.name}: not a VLMEvalKit prediction file (.xlsx, .tsv, .csv or .json)")
+
+
+def _text(value) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""  # pandas writes an empty prediction as NaN
+    return str(value)
+
+
+def export(out: str | Path, data: str | None = None, tasks: tuple[str, ...] = ("g2m",)) -> int:
+    """Write the TSV for the rows of ``tasks`` (tags or task names; the g2m protocol's rows) of the resolved data."""
+    import datasets
+
+    from harness_tasks.answers.catalog import task_info
+    from harness_tasks.evaluation import data as data_module
+    from harness_tasks.evaluation.backends import task_names
+
+    cells = {task_info(t)[:2] for t in task_names(tasks)}
+    if not cells:
+        raise UsageError(f"no G2M task in {', '.join(tasks)}")
+    ds = data_module.rows(data).cast_column("image", datasets.Image(decode=False))
+    keep = [i for i, (n, c) in enumerate(zip(ds["grid_size"], ds["num_colors"], strict=True)) if (n, c) in cells]
+    return write_tsv(ds.select(keep), Path(out), data_module.content_sha256(data))
+
+
+def prediction_files(folder: str | Path) -> list[Path]:
+    """VLMEvalKit's prediction files for G2M under an outputs folder (newest last)."""
+    found = [p for p in Path(folder).rglob(f"*_{DATASET_NAME}.*") if p.suffix.lower() in (".xlsx", ".tsv", ".csv", ".json")]
+    return sorted(found, key=lambda p: p.stat().st_mtime)
+
+
+def read_predictions(path: str | Path) -> list[tuple[str, str, bool]]:
+    """(G2M row id, prediction text, request failed) for every row of a VLMEvalKit prediction file."""
+    path = Path(path)
+    records = _records(path)
+    if not records or "prediction" not in records[0] or "g2m_id" not in records[0]:
+        raise UsageError(f"{path.name}: no 'g2m_id' and 'prediction' columns; is it VLMEvalKit's prediction file for "
+                         f"the TSV of `g2m export vlmevalkit`?")
+    out = []
+    for k, r in enumerate(records, 2):
+        rid = _text(r.get("g2m_id")).strip()
+        if not rid:
+            raise UsageError(f"{path.name}: row {k} has no g2m_id")
+        text = _text(r.get("prediction"))
+        out.append((rid, text, FAILED_MARK in text))
+    return out
+
+
+def data_hash(path: str | Path) -> str | None:
+    """The content hash the exported TSV recorded (every row carries it), if the prediction file kept it."""
+    hashes = {_text(r.get("g2m_data_sha256")).strip() for r in _records(Path(path))}
+    return hashes.pop() if len(hashes) == 1 and "" not in hashes else None

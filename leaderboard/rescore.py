@@ -1,0 +1,199 @@
+"""Re-score raw model outputs with the harness's own scoring, and aggregate them with confidence intervals.
+
+The leaderboard never reads a score from a submission: the ground truth of every ``zero_shot`` id is regenerated
+from its seed (``dataset_builder``'s generator is a pure function of seed, N and C, and ``g2m verify`` proves the
+release equals it), and every output is scored by ``harness_tasks.answers.score.score_answer``, the function behind the
+lm-eval hooks. The same code scores a researcher's own lm-eval run in ``g2m report``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from dataset_builder.configs import get_config
+from dataset_builder.generate import make_matrix
+from harness_tasks.answers.score import AnswerScore, as_grid, score_answer
+
+
+@dataclass(frozen=True)
+class Truth:
+    id: str
+    grid_size: int
+    num_colors: int
+    seed: int
+
+
+@lru_cache(maxsize=1)
+def zero_shot_truth() -> dict[str, Truth]:
+    """Every id of the full ``zero_shot`` release, known without reading any data."""
+    out = {}
+    for block in get_config("zero_shot").split("test").blocks:
+        for i in range(block.count):
+            out[block.sample_id(i)] = Truth(block.sample_id(i), block.grid_size, block.num_colors, block.seed(i))
+    return out
+
+
+def truth_matrix(t: Truth) -> np.ndarray:
+    return make_matrix(t.seed, t.grid_size, t.num_colors)
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One output, re-scored: the harness's ``AnswerScore`` with the row it belongs to."""
+
+    id: str
+    grid_size: int
+    num_colors: int
+    target: np.ndarray  # (N, N)
+    score: AnswerScore
+
+    @property
+    def exact_match(self) -> float:
+        return self.score.exact_match
+
+    @property
+    def cell_accuracy(self) -> float:
+        return self.score.cell_accuracy
+
+    @property
+    def cell_accuracy_strict(self) -> float:
+        return self.score.cell_accuracy_strict
+
+    @property
+    def parse_failed(self) -> bool:
+        return self.score.parse_failed
+
+    @property
+    def truncated(self) -> bool:
+        return self.score.truncated
+
+    @property
+    def request_failed(self) -> bool:
+        return self.score.request_failed
+
+    @property
+    def mask(self) -> np.ndarray:
+        """(N, N) bool: the cells read right."""
+        return np.asarray(self.score.mask, dtype=bool)
+
+    @property
+    def pred(self) -> np.ndarray:
+        """(N, N): the value read for each cell, -1 where none was (clamped, so any integer fits)."""
+        n = self.grid_size
+        pred = np.full((n, n), -1, dtype=np.int64)
+        for r, row in enumerate((self.score.matrix or ())[:n]):
+            vals = np.clip(np.asarray(row[:n], dtype=np.float64), -1e9, 1e9).astype(np.int64)
+            pred[r, : len(vals)] = vals
+        return pred
+
+
+def score_output(sample_id: str, output: object, target, num_colors: int, finish_reason: str | None = None,
+                 protocol: str = "g2m") -> Scored:
+    """Re-score one raw output against its target with the harness's own ``score_answer``, under ``protocol``."""
+    grid = as_grid(target)
+    return Scored(sample_id, len(grid), num_colors, np.asarray(grid, dtype=np.int64),
+                  score_answer(output, grid, finish_reason, protocol))
+
+
+def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson score interval of a proportion (well behaved at 0 and 1, unlike the normal approximation)."""
+    if n == 0:
+        return (math.nan, math.nan)
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def bootstrap_mean(values: np.ndarray, iters: int = 1000, seed: int = 0) -> tuple[float, float]:
+    """95% percentile bootstrap interval of a mean (seeded, so the same run gives the same report)."""
+    if len(values) == 0:
+        return (math.nan, math.nan)
+    rng = np.random.Generator(np.random.PCG64(seed))
+    means = values[rng.integers(0, len(values), (iters, len(values)))].mean(axis=1)
+    return (float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975)))
+
+
+def summarise(rows: list[Scored]) -> dict:
+    """Scores of a group of outputs, each with its 95% interval."""
+    n = len(rows)
+    em = sum(r.exact_match for r in rows)
+    pf = sum(r.parse_failed for r in rows)
+    tr = sum(r.truncated for r in rows)
+    rf = sum(r.request_failed for r in rows)
+    ca = np.array([r.cell_accuracy for r in rows])
+    strict = np.array([r.cell_accuracy_strict for r in rows])
+    return {
+        "n": n,
+        "exact_match": em / n if n else math.nan, "exact_match_ci": wilson(em, n),
+        "cell_accuracy": float(ca.mean()) if n else math.nan, "cell_accuracy_ci": bootstrap_mean(ca),
+        "cell_accuracy_strict": float(strict.mean()) if n else math.nan,
+        "parse_failed": pf / n if n else math.nan, "parse_failed_ci": wilson(pf, n),
+        "truncated": tr / n if n else math.nan, "truncated_ci": wilson(tr, n),
+        "request_failed": rf / n if n else math.nan, "request_failed_ci": wilson(rf, n),
+    }
+
+
+def by_task(rows: Iterable[Scored]) -> dict[tuple[int, int], list[Scored]]:
+    out: dict[tuple[int, int], list[Scored]] = {}
+    for r in rows:
+        out.setdefault((r.grid_size, r.num_colors), []).append(r)
+    return dict(sorted(out.items()))
+
+
+def heatmaps(rows: Iterable[Scored]) -> dict[int, np.ndarray]:
+    """Mean per-cell correctness for each grid size (all palettes pooled)."""
+    sums: dict[int, np.ndarray] = {}
+    counts: dict[int, int] = {}
+    for r in rows:
+        sums[r.grid_size] = sums.get(r.grid_size, 0) + r.mask
+        counts[r.grid_size] = counts.get(r.grid_size, 0) + 1
+    return {n: sums[n] / counts[n] for n in sorted(sums)}
+
+
+def confusion(rows: Iterable[Scored], num_values: int = 10) -> np.ndarray:
+    """(true value) x (predicted value, then one last column for anything outside 0..9 or missing), over the cells
+    of parsed outputs."""
+    conf = np.zeros((num_values, num_values + 1), dtype=np.int64)
+    for r in rows:
+        if r.parse_failed:
+            continue
+        true = r.target.reshape(-1)
+        pred = r.pred.reshape(-1)
+        bad = (pred < 0) | (pred >= num_values)
+        np.add.at(conf, (true[~bad], pred[~bad]), 1)
+        np.add.at(conf[:, num_values], true[bad], 1)
+    return conf
+
+
+def confusion_by_palette(rows: Iterable[Scored]) -> dict[int, np.ndarray]:
+    """One confusion per palette size C: (true value) x (predicted value in 0..C-1, then "invalid": missing, or a
+    value outside the palette). Pooling palettes would show palette blocks, not confusions."""
+    rows = list(rows)
+    return {c: confusion([r for r in rows if r.num_colors == c], c) for c in sorted({r.num_colors for r in rows})}
+
+
+def colour_bias(conf: np.ndarray) -> dict:
+    """How often each colour is predicted against how often it is the truth, over the cells read as a palette
+    colour only, with the invalid rate apart: an unreadable cell is not an under-prediction of its colour.
+
+    ``conf`` is one palette's confusion (C x (C + 1), last column invalid). ``bias[i]`` is predicted / actual - 1
+    among valid cells (0: neither over- nor under-predicted); ``invalid[i]`` is the share of colour i's cells read as
+    nothing valid.
+    """
+    c = conf.shape[0]
+    valid = conf[:, :c].astype(np.float64)
+    actual, predicted = valid.sum(1), valid.sum(0)
+    total = conf.sum(1).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        bias = np.where(actual > 0, predicted / np.where(actual > 0, actual, 1) - 1, np.nan)
+        invalid = np.where(total > 0, conf[:, c] / np.where(total > 0, total, 1), np.nan)
+    all_cells = conf.sum()
+    return {"bias": [None if np.isnan(v) else float(v) for v in bias],
+            "invalid": [None if np.isnan(v) else float(v) for v in invalid],
+            "invalid_rate": float(conf[:, c].sum() / all_cells) if all_cells else None}

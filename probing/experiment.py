@@ -1,0 +1,99 @@
+"""``g2m probe``: load an encoder, cache its features for a probing config, train a probe, write the results.
+
+Results go to ``OUT/<encoder>/<readout>/<config>/``: ``result.json`` (scores, the per-cell heatmap, per-colour
+accuracy, the confusion matrix, and every setting needed to reproduce the run), ``heatmap.png``, ``heatmap.npy`` and
+``curve.png``. ``result.json`` has the format ``spec.PROBE_RESULT_FORMAT``, which the report and leaderboard read.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from dataset_builder import __version__
+from dataset_builder.configs import CONFIG_NAMES, get_config
+from dataset_builder.provenance import library_versions
+from dataset_builder.source import load_config, provenance
+from dataset_builder.spec import PROBE_RESULT_FORMAT
+from g2m_base.errors import UsageError
+from g2m_base.files import atomic_write_text, safe_name
+from probing.encoders import READOUTS, load_encoder
+from probing.features import cache_key, extract_split, open_cache
+from probing.probe import FeatureSet, TrainConfig, predict, score, train_probe
+
+VERSIONED = ("torch", "transformers", "numpy", "datasets")
+
+
+@dataclass(frozen=True)
+class ProbeSpec:
+    encoder: str
+    config: str
+    readout: str = "vision"
+    revision: str | None = None
+    data: str | None = None
+    out: str = "g2m-probes"
+    cache_dir: str = "g2m-probes/cache"
+    device: str = "cpu"
+    dtype: str = "float32"
+    cache_dtype: str = "float16"
+    batch_size: int = 16
+    train: TrainConfig = field(default_factory=TrainConfig)
+
+    def __post_init__(self) -> None:
+        if self.config not in CONFIG_NAMES or not self.config.startswith("probe_"):
+            raise UsageError(f"unknown probing config {self.config!r}; choose one of "
+                             f"{', '.join(n for n in CONFIG_NAMES if n.startswith('probe_'))}")
+        if self.readout not in READOUTS:
+            raise UsageError(f"--readout must be one of {', '.join(READOUTS)}, got {self.readout!r}")
+        if self.cache_dtype not in ("float16", "float32"):
+            raise UsageError(f"--cache-dtype must be float16 or float32, got {self.cache_dtype!r}")
+        if self.batch_size < 1:
+            raise UsageError("--batch-size must be at least 1")
+
+
+def run_probe(spec: ProbeSpec, progress: bool = True) -> dict:
+    block = get_config(spec.config).splits[0].blocks[0]
+    # the data first: a missing folder, a build without this config or an unreachable Hub fails before any model loads
+    data = {**provenance(spec.data), "config": spec.config}
+    splits = {s: load_config(spec.config, s, spec.data) for s in ("train", "validation", "test")}
+    encoder = load_encoder(spec.encoder, spec.readout, spec.revision, spec.device, spec.dtype)
+    encoder.describe_input(splits["train"][0]["image"])  # the processor's actual input, for the record
+    key = cache_key(encoder, spec.revision, data, spec.config, spec.cache_dtype)
+    folder = open_cache(spec.cache_dir, key)
+    cached = {s: extract_split(encoder, ds, folder, s, spec.batch_size, spec.cache_dtype, progress)
+              for s, ds in splits.items()}
+    device = torch.device(spec.device)
+    sets = {s: FeatureSet(f, lab, device) for s, (f, lab) in cached.items()}
+    dim = cached["train"][0].shape[-1]
+    model, history = train_probe(sets["train"], sets["validation"], dim, block.num_colors, block.grid_size,
+                                 spec.train, progress)
+    test = score(predict(model, sets["test"]), sets["test"].labels, block.num_colors)
+    out = Path(spec.out) / safe_name(spec.encoder) / spec.readout / spec.config
+    out.mkdir(parents=True, exist_ok=True)
+    np.save(out / "heatmap.npy", test["heatmap"])
+    result = {
+        "format": PROBE_RESULT_FORMAT,
+        "encoder": {"name": spec.encoder, "revision": key["revision"], "family": encoder.family, "readout": spec.readout,
+                    "dtype": spec.dtype, "feature_grid": list(cached["train"][0].shape[1:3]), "feature_dim": int(dim),
+                    "image_processor": encoder.processor_info()},
+        "config": spec.config, "grid_size": block.grid_size, "num_colors": block.num_colors,
+        "data": data, "rows": {s: len(ds) for s, ds in splits.items()},
+        "train": spec.train.to_json(), **history,
+        "test": {"cell_accuracy": test["cell_accuracy"], "exact_match": test["exact_match"],
+                 "per_colour_accuracy": test["per_colour_accuracy"],
+                 "heatmap": np.round(test["heatmap"], 4).tolist(), "confusion": test["confusion"].tolist()},
+        "chance_cell_accuracy": 1 / block.num_colors,
+        "encoder_calls": encoder.calls, "images_encoded": encoder.images_encoded, "cache": str(folder), "versions": {"grid2matrix": __version__, **library_versions(VERSIONED)},
+    }
+    atomic_write_text(out / "result.json", json.dumps(result, indent=1) + "\n")
+    from probing.plots import plot_curve, plot_heatmap
+
+    plot_heatmap(test["heatmap"], out / "heatmap.png", f"{safe_name(spec.encoder)} {spec.readout} {spec.config}: "
+                 f"test cell accuracy {test['cell_accuracy']:.3f}")
+    plot_curve(history["history"], out / "curve.png", 1 / block.num_colors)
+    result["output_dir"] = str(out)
+    return result
