@@ -16,14 +16,14 @@ import fnmatch
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from dataset_builder.spec import check_grid_size, check_num_colours
+from dataset_builder.spec import MAX_GRID_SIZE, check_grid_size, check_num_colors
 from g2m_base.errors import UsageError
 
 ZERO_SHOT_SIZES = (3, 4, 5, 6, 7, 8, 9, 10, 12, 16, 20, 24, 32, 48, 64)
-ZERO_SHOT_COLOURS = (3, 5, 10)
+ZERO_SHOT_COLORS = (3, 5, 10)
 ZERO_SHOT_PER_CELL = 100
 PROBE_SIZES = (20, 24, 28, 32, 40, 48, 56, 64)
-PROBE_COLOURS = (3, 10)
+PROBE_COLORS = (3, 10)
 PROBE_SPLITS = (("train", 8_000), ("validation", 2_000), ("test", 10_000))
 SPLIT_CODES = {"zero_shot": 0, "train": 1, "validation": 2, "test": 3}
 MAX_BLOCK = 10**5
@@ -43,8 +43,8 @@ class Block:
     id_digits: int
 
     def __post_init__(self) -> None:
-        check_grid_size(self.grid_size, maximum=99)  # the seed scheme has two decimal digits for N
-        check_num_colours(self.num_colors)
+        check_grid_size(self.grid_size, maximum=MAX_GRID_SIZE)
+        check_num_colors(self.num_colors)
         if not isinstance(self.count, int) or not 1 <= self.count < MAX_BLOCK:
             raise UsageError(f"a block holds 1 to {MAX_BLOCK - 1} samples, got {self.count!r}")
 
@@ -101,7 +101,7 @@ def _zero_shot() -> ConfigSpec:
     blocks = tuple(
         Block(n, c, ZERO_SHOT_PER_CELL, seed_base(SPLIT_CODES["zero_shot"], n, c), f"zs-n{n:02d}-c{c}", 4)
         for n in ZERO_SHOT_SIZES
-        for c in ZERO_SHOT_COLOURS
+        for c in ZERO_SHOT_COLORS
     )
     return ConfigSpec("zero_shot", "End-to-end evaluation: 100 grids per (N, C).", (SplitSpec("test", blocks),))
 
@@ -114,7 +114,7 @@ def _probe(n: int, c: int) -> ConfigSpec:
     return ConfigSpec(f"probe_n{n}_c{c}", f"Encoder probing on {n}x{n} grids with {c} colours.", splits)
 
 
-CONFIGS: tuple[ConfigSpec, ...] = (_zero_shot(),) + tuple(_probe(n, c) for n in PROBE_SIZES for c in PROBE_COLOURS)
+CONFIGS: tuple[ConfigSpec, ...] = (_zero_shot(),) + tuple(_probe(n, c) for n in PROBE_SIZES for c in PROBE_COLORS)
 CONFIG_NAMES: tuple[str, ...] = tuple(c.name for c in CONFIGS)
 
 

@@ -19,7 +19,7 @@ from dataset_builder.configs import Block
 from dataset_builder.png import encode_palette_png_rows
 from dataset_builder.prompt import build_prompt
 from dataset_builder.render import check_fits, render_rows
-from dataset_builder.spec import DEFAULT_RESOLUTION, check_grid_size, check_num_colours, colour_names
+from dataset_builder.spec import DEFAULT_RESOLUTION, check_grid_size, check_num_colors, color_names
 from g2m_base.errors import UsageError
 
 
@@ -40,7 +40,7 @@ class RenderOptions:
 
 def make_matrix(seed: int, grid_size: int, num_colors: int) -> np.ndarray:
     """The N x N matrix of one sample (int8, values 0..C-1)."""
-    check_num_colours(num_colors)
+    check_num_colors(num_colors)
     check_grid_size(grid_size)
     if not isinstance(seed, int) or seed < 0:
         raise UsageError(f"seed must be a non-negative integer, got {seed!r}")
@@ -78,7 +78,7 @@ class Sample:
 
     @property
     def colors(self) -> list[str]:
-        return colour_names(self.num_colors)
+        return color_names(self.num_colors)
 
     @property
     def prompt(self) -> str:

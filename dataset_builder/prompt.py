@@ -7,16 +7,16 @@ holds the prompt's example equal to ``format_answer`` of the same matrix.
 
 from __future__ import annotations
 
-from dataset_builder.spec import check_grid_size, colour_names
+from dataset_builder.spec import check_grid_size, color_names
 
 PROMPT_VERSION = 1
 
 
-def build_prompt(grid_size: int, num_colours: int) -> str:
+def build_prompt(grid_size: int, num_colors: int) -> str:
     """The instruction for one N x N grid with the first ``num_colours`` palette colours."""
     check_grid_size(grid_size)
     n = grid_size
-    mapping = "\n".join(f"{name}: {value}" for value, name in enumerate(colour_names(num_colours)))
+    mapping = "\n".join(f"{name}: {value}" for value, name in enumerate(color_names(num_colors)))
     return (
         "You are a meticulous assistant that transcribes images of coloured grids into numbers.\n"
         f"The image shows a {n}x{n} grid of coloured cells.\n"

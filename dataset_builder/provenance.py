@@ -16,6 +16,7 @@ from pathlib import Path
 
 from dataset_builder.configs import CONFIG_NAMES
 from dataset_builder.spec import MANIFEST_NAME
+from g2m_base.bounded_json import Rejected, read_json
 from g2m_base.errors import BuildError
 
 MANIFEST_FORMAT = "g2m-manifest/1"
@@ -38,12 +39,10 @@ def load_manifest(root: str | Path) -> dict | None:
     path = Path(root) / MANIFEST_NAME
     if not path.is_file():
         return None
-    if path.stat().st_size > MAX_MANIFEST_BYTES:
-        raise BuildError(f"{path} is over {MAX_MANIFEST_BYTES >> 20} MiB: not a g2m manifest")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as e:
-        raise BuildError(f"{path} is not a readable manifest: {type(e).__name__}") from None
+        data = read_json(path, MAX_MANIFEST_BYTES, "g2m manifest")
+    except Rejected as e:
+        raise BuildError(f"{path} is not a readable manifest: {e}") from None
     if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
         raise BuildError(f"{path} is not a g2m manifest (format {MANIFEST_FORMAT})")
     if not _well_formed(data):

@@ -12,24 +12,24 @@ from typing import NamedTuple
 from g2m_base.errors import UsageError
 
 
-class Colour(NamedTuple):
+class Color(NamedTuple):
     value: int
     name: str
     rgb: tuple[int, int, int]
 
 
 #: The palette of the paper, in value order. A grid with C colours uses values 0..C-1, i.e. the first C entries.
-PALETTE: tuple[Colour, ...] = (
-    Colour(0, "White", (255, 255, 255)),
-    Colour(1, "Red", (205, 78, 78)),
-    Colour(2, "Blue", (72, 105, 200)),
-    Colour(3, "Green", (85, 168, 104)),
-    Colour(4, "Orange", (221, 163, 85)),
-    Colour(5, "Purple", (153, 102, 204)),
-    Colour(6, "Yellow", (235, 215, 90)),
-    Colour(7, "Cyan", (100, 180, 190)),
-    Colour(8, "Pink", (215, 120, 155)),
-    Colour(9, "Brown", (160, 130, 110)),
+PALETTE: tuple[Color, ...] = (
+    Color(0, "White", (255, 255, 255)),
+    Color(1, "Red", (205, 78, 78)),
+    Color(2, "Blue", (72, 105, 200)),
+    Color(3, "Green", (85, 168, 104)),
+    Color(4, "Orange", (221, 163, 85)),
+    Color(5, "Purple", (153, 102, 204)),
+    Color(6, "Yellow", (235, 215, 90)),
+    Color(7, "Cyan", (100, 180, 190)),
+    Color(8, "Pink", (215, 120, 155)),
+    Color(9, "Brown", (160, 130, 110)),
 )
 
 #: Cell outlines are dark grey; it is palette index 10 in our PNGs (never a matrix value).
@@ -39,8 +39,10 @@ OUTLINE_INDEX = len(PALETTE)
 #: The background is white, the same colour as value 0: only the outlines delimit white cells.
 BACKGROUND_RGB: tuple[int, int, int] = PALETTE[0].rgb
 
-MIN_COLOURS = 3
-MAX_COLOURS = len(PALETTE)
+MIN_COLORS = 3
+#: The largest N the seed scheme can tell apart: a sample seed has two decimal digits for N.
+MAX_GRID_SIZE = 99
+MAX_COLORS = len(PALETTE)
 #: The side of every release image, in pixels.
 DEFAULT_RESOLUTION = 512
 
@@ -77,15 +79,20 @@ SUBMISSIONS_REPO_ID = "grid2matrix/g2m-submissions"
 SUBMISSIONS_URL = f"https://huggingface.co/datasets/{SUBMISSIONS_REPO_ID}"
 
 
-def colour_names(num_colours: int) -> list[str]:
-    """Names indexed by value for a grid with ``num_colours`` colours."""
-    check_num_colours(num_colours)
-    return [c.name for c in PALETTE[:num_colours]]
+def color_names(num_colors: int) -> list[str]:
+    """Names indexed by value for a grid with ``num_colors`` colours."""
+    check_num_colors(num_colors)
+    return [c.name for c in PALETTE[:num_colors]]
 
 
-def check_num_colours(num_colours: int) -> None:
-    if not isinstance(num_colours, int) or isinstance(num_colours, bool) or not MIN_COLOURS <= num_colours <= MAX_COLOURS:
-        raise UsageError(f"num_colors must be an integer from {MIN_COLOURS} to {MAX_COLOURS}, got {num_colours!r}")
+def check_num_colors(num_colors: int) -> None:
+    if not isinstance(num_colors, int) or isinstance(num_colors, bool) or not MIN_COLORS <= num_colors <= MAX_COLORS:
+        raise UsageError(f"num_colors must be an integer from {MIN_COLORS} to {MAX_COLORS}, got {num_colors!r}")
+
+
+def cell_key(grid_size: int, num_colors: int) -> str:
+    """``n09_c3``: the one spelling of an (N, C) cell in task names, hook names, categories and result keys."""
+    return f"n{grid_size:02d}_c{num_colors}"
 
 
 def check_grid_size(grid_size: int, maximum: int | None = None) -> None:

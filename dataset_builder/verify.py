@@ -30,7 +30,7 @@ from dataset_builder.layout import check_paths, check_readme
 from dataset_builder.prompt import build_prompt
 from dataset_builder.provenance import load_manifest, manifest_configs
 from dataset_builder.render import decode_indices, image_to_indices, render_indices
-from dataset_builder.spec import MANIFEST_NAME, colour_names
+from dataset_builder.spec import MANIFEST_NAME, color_names
 from dataset_builder.table import SCHEMA
 from dataset_builder.workers import pool as worker_pool
 from g2m_base.errors import BuildError, UsageError
@@ -112,7 +112,7 @@ def _row_problem(task: ShardTask, row: dict, expected_block, index: int, regener
     n, c = expected_block.grid_size, expected_block.num_colors
     if row["seed"] != seed or row["grid_size"] != n or row["num_colors"] != c:
         return f"seed/grid_size/num_colors are {row['seed']}/{row['grid_size']}/{row['num_colors']}, expected {seed}/{n}/{c}"
-    if row["colors"] != colour_names(c):
+    if row["colors"] != color_names(c):
         return "colors column differs from the palette"
     if row["prompt"] != build_prompt(n, c):
         return "prompt differs from the one this package writes"

@@ -12,6 +12,11 @@ A submission is hostile until proven otherwise. Before any JSON value is built:
   (whose characters could take four bytes each).
 
 Duplicate keys are refused at every level (JSON parsers disagree on which one wins).
+
+``read_json(path, max_bytes)`` and ``loads(text)`` are the same rules for the small JSON files G2M reads itself
+(a release manifest, a run's results and sample lines, a probe result, a prediction file): a size cap, regular files
+only, a BOM read past, NaN/Infinity and repeated keys refused, deep nesting caught, and one error type, ``Rejected``.
+Every JSON reader in the package goes through here.
 """
 
 from __future__ import annotations
@@ -139,6 +144,44 @@ def _parse(raw: bytes | bytearray, start: int, end: int) -> object:
         raise Rejected(f"malformed JSON ({e.msg} in the value at byte {start:,})") from None
     except ValueError as e:  # an integer of more than 4,300 digits: Python refuses to convert it
         raise Rejected(f"unreadable JSON value at byte {start:,} ({str(e)[:100]})") from None
+
+
+def loads(text: str | bytes | bytearray, where: str = "JSON") -> object:
+    """One strict JSON document (no NaN, no repeated key), or ``Rejected`` naming ``where`` and the cause."""
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            text = bytes(_without_bom(text)).decode("utf-8")
+        except UnicodeDecodeError:
+            raise Rejected(f"{where}: not UTF-8 text") from None
+    try:
+        return _DECODER.decode(text.removeprefix("\ufeff"))
+    except Rejected as e:
+        raise Rejected(f"{where}: {e}") from None
+    except RecursionError:
+        raise Rejected(f"{where}: JSON nested too deeply") from None
+    except json.JSONDecodeError as e:
+        raise Rejected(f"{where}: malformed JSON ({e.msg} at line {e.lineno})") from None
+    except ValueError as e:  # an integer of more than 4,300 digits
+        raise Rejected(f"{where}: unreadable JSON value ({str(e)[:100]})") from None
+
+
+def read_json(path: str | Path, max_bytes: int, what: str = "JSON file") -> object:
+    """A small JSON file G2M reads itself, within ``max_bytes``: a regular file (never a FIFO, a device or a link to
+    one), strict JSON; anything else is ``Rejected`` in one line naming the file."""
+    path = Path(path)
+    try:
+        if not path.is_file():
+            raise Rejected(f"{path}: not a regular file")
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise Rejected(f"{path}: {size:,} bytes, over the {max_bytes:,}-byte limit for a {what}")
+        with open(path, "rb") as f:
+            raw = f.read(max_bytes + 1)
+    except OSError as e:
+        raise Rejected(f"{path}: unreadable ({e.strerror or type(e).__name__})") from None
+    if len(raw) > max_bytes:
+        raise Rejected(f"{path}: over the {max_bytes:,}-byte limit for a {what}")
+    return loads(raw, str(path))
 
 
 class _Tokens:

@@ -32,3 +32,7 @@ class MissingDependency(G2MError, ImportError):
     def __init__(self, what: str, extra: str) -> None:
         self.extra = extra
         super().__init__(f"{what}; install it with: pip install 'grid2matrix[{extra}]'")
+
+
+class HarnessError(G2MError, RuntimeError):
+    """A harness ran but did not evaluate what was asked (no task found, no results, a crash)."""

@@ -17,7 +17,7 @@ from dataset_builder.spec import DEFAULT_RESOLUTION, PALETTE
 from g2m_base.plotting import pyplot as _plt
 from g2m_base.untrusted import plot
 
-COLOURS = {3: "#c44e52", 5: "#4c72b0", 10: "#55a868"}
+COLORS = {3: "#c44e52", 5: "#4c72b0", 10: "#55a868"}
 DPI = 150
 
 
@@ -39,7 +39,7 @@ def accuracy_vs_n(tasks: dict[tuple[int, int], dict], path: Path, probes: dict |
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
     for c in sorted({c for _, c in tasks}):
         ns = sorted(n for n, cc in tasks if cc == c)
-        col = COLOURS.get(c)
+        col = COLORS.get(c)
         for ax, key in zip(axes, ("cell_accuracy", "exact_match"), strict=True):
             vals = [tasks[(n, c)][key] for n in ns]
             lo = [tasks[(n, c)][f"{key}_ci"][0] for n in ns]
@@ -49,7 +49,7 @@ def accuracy_vs_n(tasks: dict[tuple[int, int], dict], path: Path, probes: dict |
         axes[0].axhline(1 / c, color=col, linestyle=":", linewidth=1, label=f"chance 1/{c}")
     for (c, readout), curve in sorted((probes or {}).items()):
         ns = sorted(curve)
-        axes[0].plot(ns, [curve[n] for n in ns], marker="s", linestyle="--", color=COLOURS.get(c),
+        axes[0].plot(ns, [curve[n] for n in ns], marker="s", linestyle="--", color=COLORS.get(c),
                      label=plot(f"C={c} probe ({readout})", 80))  # the readout comes from a result file
     for ax, name in zip(axes, ("cell accuracy", "exact match"), strict=True):
         ax.set_xscale("log", base=2)

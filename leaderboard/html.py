@@ -6,10 +6,9 @@ Every value that comes from a run or a submission is escaped: a model name is da
 
 from __future__ import annotations
 
-import html
 import math
 
-from g2m_base.untrusted import md, term
+from g2m_base.untrusted import esc, md
 
 STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1100px;padding:0 1rem;color:#222}
@@ -21,10 +20,6 @@ border-radius:.3rem;background:#eee;margin-left:.3rem}.reported{color:#666;font-
 pre{white-space:pre-wrap;word-break:break-all;background:#f7f7f7;padding:.5rem;font-size:.8rem;max-height:12rem;overflow:auto}
 """
 
-
-def esc(value: object, limit: int = 20_000) -> str:
-    """Text for HTML: control characters and lone surrogates shown as escapes, then HTML-escaped."""
-    return html.escape(term(value, limit), quote=True)
 
 
 def fmt(value: float | None, digits: int = 3) -> str:

@@ -12,14 +12,21 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from dataset_builder.spec import DEFAULT_RESOLUTION, MAX_COLOURS, MIN_COLOURS, PATCH_SIZES, PROBE_RESULT_FORMAT
+from dataset_builder.spec import (
+    DEFAULT_RESOLUTION,
+    MAX_COLORS,
+    MAX_GRID_SIZE,
+    MIN_COLORS,
+    PATCH_SIZES,
+    PROBE_RESULT_FORMAT,
+)
 from g2m_base.errors import UsageError
 from g2m_base.files import ensure_dir
 from g2m_base.untrusted import plot
 from leaderboard import figures
 from leaderboard import geometry as geo
 from leaderboard.report_page import write_report
-from leaderboard.rescore import by_task, colour_bias, confusion_by_palette, heatmaps, score_output, summarise
+from leaderboard.rescore import by_task, color_bias, confusion_by_palette, heatmaps, score_output, summarise
 from leaderboard.run_reader import load_run
 
 
@@ -59,7 +66,7 @@ def load_probes(folder: str | Path) -> dict[tuple[int, str], dict[int, float]]:
         try:
             n, c, acc = r["grid_size"], r["num_colors"], float(r["test"]["cell_accuracy"])
             label = f"{Path(str(r['encoder']['name'])).name} {r['encoder']['readout']}"
-            if (type(n) is not int or type(c) is not int or not 1 <= n <= 99 or not MIN_COLOURS <= c <= MAX_COLOURS
+            if (type(n) is not int or type(c) is not int or not 1 <= n <= MAX_GRID_SIZE or not MIN_COLORS <= c <= MAX_COLORS
                     or not 0 <= acc <= 1):
                 raise ValueError("grid_size/num_colors/cell_accuracy out of range")
         except (KeyError, TypeError, ValueError) as e:
@@ -112,7 +119,7 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str
     figs["heatmaps"] = figures.heatmap_grid(hms, counts, out / "heatmaps.png", f"{model}: accuracy of each cell",
                                             options.overlay_patch, options.input_size)
     conf = confusion_by_palette(scored)
-    bias = {c: colour_bias(m) for c, m in conf.items()}
+    bias = {c: color_bias(m) for c, m in conf.items()}
     figs["confusion"] = figures.confusion(conf, bias, out / "confusion.png", f"{model}: colour confusion per palette size")
     align = [geo.alignment(hms, counts, p, options.input_size) for p in options.patches]
     figs["alignment"] = figures.alignment(align, out / "patch_alignment.png",

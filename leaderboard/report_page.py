@@ -10,11 +10,11 @@ from pathlib import Path
 
 from dataset_builder.spec import PALETTE, RELEASE_CONTENT_SHA256
 from g2m_base.files import atomic_write_text
+from g2m_base.untrusted import esc, strict_json, term
 from g2m_base.untrusted import md as md_text
-from g2m_base.untrusted import strict_json, term
 from harness_tasks.answers.paper import STRATEGY_NAMES as PAPER_STRATEGY_NAMES
 from harness_tasks.answers.parsing import STRATEGY_NAMES
-from leaderboard.html import esc, fmt, fmt_ci, md_table, page, table
+from leaderboard.html import fmt, fmt_ci, md_table, page, table
 
 RATES = ("exact_match", "cell_accuracy", "parse_failed", "truncated", "request_failed")
 

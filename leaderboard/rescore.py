@@ -178,7 +178,7 @@ def confusion_by_palette(rows: Iterable[Scored]) -> dict[int, np.ndarray]:
     return {c: confusion([r for r in rows if r.num_colors == c], c) for c in sorted({r.num_colors for r in rows})}
 
 
-def colour_bias(conf: np.ndarray) -> dict:
+def color_bias(conf: np.ndarray) -> dict:
     """How often each colour is predicted against how often it is the truth, over the cells read as a palette
     colour only, with the invalid rate apart: an unreadable cell is not an under-prediction of its colour.
 

@@ -3,14 +3,14 @@ the same run (lm-eval keeps every run of a model side by side, told apart only b
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from dataset_builder.spec import MAX_COLOURS, MIN_COLOURS
+from dataset_builder.spec import MAX_COLORS, MAX_GRID_SIZE, MIN_COLORS
+from g2m_base.bounded_json import loads, read_json
 from g2m_base.errors import G2MError
 from harness_tasks.answers.catalog import task_info
 from harness_tasks.answers.score import REQUEST_FAILED
@@ -76,17 +76,17 @@ def locate(path: str | Path) -> Path:
 
 def _sample(line: str) -> Sample:
     """One logged sample, checked: a target that is not an N x N matrix of the row's palette values is refused."""
-    row = json.loads(line, parse_constant=_not_json)
+    row = loads(line, "sample line")
     if not isinstance(row, dict) or not isinstance(row.get("doc"), dict):
         raise ValueError("no doc")
     doc = row["doc"]
     sid, n, c, matrix = doc.get("id"), doc.get("grid_size"), doc.get("num_colors"), doc.get("matrix")
     if not isinstance(sid, str) or not sid:
         raise ValueError("the doc has no string id")
-    if type(n) is not int or not 1 <= n <= 99:
-        raise ValueError(f"grid_size {n!r} is not an integer from 1 to 99")
-    if type(c) is not int or not MIN_COLOURS <= c <= MAX_COLOURS:
-        raise ValueError(f"num_colors {c!r} is not an integer from {MIN_COLOURS} to {MAX_COLOURS}")
+    if type(n) is not int or not 1 <= n <= MAX_GRID_SIZE:
+        raise ValueError(f"grid_size {n!r} is not an integer from 1 to {MAX_GRID_SIZE}")
+    if type(c) is not int or not MIN_COLORS <= c <= MAX_COLORS:
+        raise ValueError(f"num_colors {c!r} is not an integer from {MIN_COLORS} to {MAX_COLORS}")
     if not (isinstance(matrix, list) and len(matrix) == n
             and all(isinstance(r, list) and len(r) == n for r in matrix)):
         raise ValueError(f"the target is not a {n}x{n} matrix")
@@ -127,6 +127,7 @@ _FIELDS: dict[tuple[str, ...], tuple[type, ...]] = {
 _TYPE_NAMES = {dict: "an object", str: "text", int: "a number", float: "a number", list: "a list"}
 #: Dates as seconds since 1970: from then to the year 9999 (datetime's range).
 MAX_TIMESTAMP = 253_402_300_799
+MAX_RESULTS_BYTES = 64 << 20  # an lm-eval results file of the 90 G2M tasks is about 200 KB
 
 
 def check_results(results: dict, name: str) -> None:
@@ -149,10 +150,6 @@ def check_results(results: dict, name: str) -> None:
     date = results.get("date")
     if isinstance(date, (int, float)) and not 0 <= date <= MAX_TIMESTAMP:
         raise RunError(f"{name}: date {date!r} is not a time between 1970 and 9999")
-
-
-def _not_json(token: str):
-    raise ValueError(f"{token} is not JSON")
 
 
 def load_vlmevalkit(path: Path) -> Run:
@@ -199,7 +196,7 @@ def load_run(path: str | Path) -> Run:
     if not results_path.is_file():
         raise RunError(f"{results_path.name}: not a regular file")
     try:
-        results = json.loads(results_path.read_text(encoding="utf-8"), parse_constant=_not_json)
+        results = read_json(results_path, MAX_RESULTS_BYTES, "lm-eval results file")
     except (ValueError, RecursionError, UnicodeDecodeError) as e:
         raise RunError(f"{results_path.name}: not readable lm-eval results ({type(e).__name__}: {e})") from None
     if not isinstance(results, dict):

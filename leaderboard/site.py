@@ -23,14 +23,14 @@ from dataset_builder.render import render_rgb
 from dataset_builder.spec import PATCH_SIZES
 from g2m_base.errors import UsageError
 from g2m_base.files import atomic_write_text, ensure_dir, safe_name
-from g2m_base.untrusted import plot, term
+from g2m_base.untrusted import esc, plot, term
 from harness_tasks.answers.baselines import oracle_answer, random_answer
 from leaderboard import figures
 from leaderboard import geometry as geo
-from leaderboard.html import esc, fmt, fmt_ci, page, table
+from leaderboard.html import fmt, fmt_ci, page, table
 from leaderboard.rescore import (
     by_task,
-    colour_bias,
+    color_bias,
     confusion_by_palette,
     heatmaps,
     score_output,
@@ -101,7 +101,7 @@ def _model_page(row: dict, folder: Path) -> str:
     conf = confusion_by_palette(scored)
     figs = [figures.accuracy_vs_n(tasks, assets / "accuracy_vs_n.png", title=f"{title}: accuracy against grid size"),
             figures.heatmap_grid(hms, counts, assets / "heatmaps.png", f"{title}: accuracy of each cell", 16),
-            figures.confusion(conf, {c: colour_bias(m) for c, m in conf.items()}, assets / "confusion.png",
+            figures.confusion(conf, {c: color_bias(m) for c, m in conf.items()}, assets / "confusion.png",
                               f"{title}: colour confusion per palette size"),
             figures.alignment([geo.alignment(hms, counts, p) for p in PATCH_SIZES], assets / "patch_alignment.png",
                               f"{title}: patch alignment within each grid size")]

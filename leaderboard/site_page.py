@@ -12,8 +12,9 @@ from pathlib import Path
 from dataset_builder.configs import ZERO_SHOT_SIZES
 from dataset_builder.spec import README_NAME, SUBMISSIONS_REPO_ID, SUBMISSIONS_URL
 from g2m_base.files import atomic_write_text
+from g2m_base.untrusted import esc
 from g2m_base.untrusted import md as md_text
-from leaderboard.html import esc, fmt, md_table, page, table
+from leaderboard.html import fmt, md_table, page, table
 from leaderboard.submission import RELEASE
 
 VIEWS = ("all", "c3", "c5", "c10")

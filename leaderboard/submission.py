@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from dataset_builder import __version__
-from dataset_builder.spec import DATASET_REVISION, HUB_REPO_ID, RELEASE_CONTENT_SHA256
+from dataset_builder.spec import DATASET_REVISION, HUB_REPO_ID, RELEASE_CONTENT_SHA256, cell_key
 from g2m_base.bounded_json import MAX_FILE_BYTES, Rejected, check_structure, check_utf8, read_bytes, read_object
 from g2m_base.errors import UsageError
 from g2m_base.files import atomic_write_bytes, output_file
@@ -243,4 +243,4 @@ def _scores(scored: list) -> dict:
         by_n.setdefault(r.grid_size, []).append(r)
     return {"overall": summarise(scored),
             "by_grid_size": {str(n): summarise(v) for n, v in sorted(by_n.items())},
-            "by_task": {f"n{n:02d}_c{c}": summarise(v) for (n, c), v in by_task(scored).items()}}
+            "by_task": {cell_key(n, c): summarise(v) for (n, c), v in by_task(scored).items()}}

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
+from g2m_base.bounded_json import Rejected, read_json
 from g2m_base.errors import UsageError
 from g2m_base.files import atomic_write_text, safe_name
 from probing.encoders import Encoder
@@ -78,8 +79,8 @@ def open_cache(root: str | os.PathLike, key: dict) -> Path:
     stored = folder / KEY_FILE
     if stored.is_file():
         try:
-            old = json.loads(stored.read_text())
-        except ValueError:
+            old = read_json(stored, 1 << 20, "feature cache key")
+        except Rejected:
             old = None
         if old != key:
             diff = sorted(k for k in set(key) | set(old or {}) if (old or {}).get(k) != key.get(k))

@@ -127,12 +127,12 @@ def score(pred: torch.Tensor, labels: torch.Tensor, num_colors: int) -> dict:
     """Cell accuracy, exact match, the per-cell heatmap, per-colour accuracy and the confusion matrix."""
     correct = (pred == labels).float()
     conf = torch.bincount((labels * num_colors + pred).reshape(-1), minlength=num_colors**2).reshape(num_colors, num_colors)
-    per_colour = [float(correct[labels == c].mean()) if (labels == c).any() else None for c in range(num_colors)]
+    per_color = [float(correct[labels == c].mean()) if (labels == c).any() else None for c in range(num_colors)]
     return {
         "cell_accuracy": float(correct.mean()),
         "exact_match": float(correct.flatten(1).all(1).float().mean()),
         "heatmap": correct.mean(0).cpu().numpy(),
-        "per_colour_accuracy": per_colour,
+        "per_colour_accuracy": per_color,
         "confusion": conf.cpu().numpy(),
     }
 

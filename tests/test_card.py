@@ -9,9 +9,9 @@ from dataset_builder import hub_card
 from dataset_builder.configs import (
     CONFIG_NAMES,
     CONFIGS,
-    PROBE_COLOURS,
+    PROBE_COLORS,
     PROBE_SIZES,
-    ZERO_SHOT_COLOURS,
+    ZERO_SHOT_COLORS,
     ZERO_SHOT_SIZES,
     get_config,
 )
@@ -33,7 +33,7 @@ def test_card_counts_are_the_configs():
     total = sum(s.rows for c in CONFIGS for s in c.splits)
     assert f"{total:,} images in all" in CARD
     assert ", ".join(map(str, ZERO_SHOT_SIZES)) in CARD and ", ".join(map(str, PROBE_SIZES)) in CARD
-    assert f"| {', '.join(map(str, ZERO_SHOT_COLOURS))} | 4,500" in CARD and f"| {', '.join(map(str, PROBE_COLOURS))} | 20,000" in CARD
+    assert f"| {', '.join(map(str, ZERO_SHOT_COLORS))} | 4,500" in CARD and f"| {', '.join(map(str, PROBE_COLORS))} | 20,000" in CARD
     assert f"({len(CONFIGS) - 1} configs)" in CARD
 
 

@@ -9,7 +9,7 @@ import pytest
 from harness_tasks.answers.parsing import format_answer
 from leaderboard import figures
 from leaderboard import geometry as geo
-from leaderboard.rescore import colour_bias, confusion_by_palette, heatmaps, score_output
+from leaderboard.rescore import color_bias, confusion_by_palette, heatmaps, score_output
 
 
 def _rows(num_colors: int, answer_of, grids: int = 40, n: int = 6, seed: int = 0) -> list:
@@ -27,23 +27,23 @@ def _with_missing_cells(target: np.ndarray, rng) -> str:
     return format_answer(target[: n - round(0.4 * n)])
 
 
-def test_missing_cells_do_not_count_as_under_predicting_any_colour():
+def test_missing_cells_do_not_count_as_under_predicting_any_color():
     rows = _rows(5, _with_missing_cells)
     conf = confusion_by_palette(rows)[5]
-    bias = colour_bias(conf)
+    bias = color_bias(conf)
     assert bias["bias"] == pytest.approx([0.0] * 5, abs=1e-12)  # every valid cell was read right
     assert bias["invalid_rate"] == pytest.approx(2 / 6)  # 2 of 6 rows missing
     old = conf[:, :5].sum(0) / conf.sum(1) - 1  # the pooled bar this replaces: every colour "under-predicted"
     assert np.all(old < -0.3)
 
 
-def test_a_colour_the_model_prefers_is_over_predicted_among_valid_cells():
+def test_a_color_the_model_prefers_is_over_predicted_among_valid_cells():
     def likes_red(target, rng):
         pred = target.copy()
         pred[rng.random(target.shape) < 0.3] = 1
         return format_answer(pred)
 
-    bias = colour_bias(confusion_by_palette(_rows(3, likes_red))[3])
+    bias = color_bias(confusion_by_palette(_rows(3, likes_red))[3])
     assert bias["bias"][1] > 0.3 and bias["bias"][0] < -0.1 and bias["bias"][2] < -0.1 and bias["invalid_rate"] == 0
 
 
@@ -63,7 +63,7 @@ def test_every_figure_is_png_and_svg(tmp_path):
     counts = {n: 80 for n in hms}
     conf = confusion_by_palette(rows)
     names = [figures.heatmap_grid(hms, counts, tmp_path / "h.png", "title", 16),
-             figures.confusion(conf, {c: colour_bias(m) for c, m in conf.items()}, tmp_path / "c.png", "title"),
+             figures.confusion(conf, {c: color_bias(m) for c, m in conf.items()}, tmp_path / "c.png", "title"),
              figures.alignment([geo.alignment(hms, counts, p) for p in (14, 16)], tmp_path / "a.png", "title")]
     for name in names:
         png, svg = tmp_path / name, (tmp_path / name).with_suffix(".svg")

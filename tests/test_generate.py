@@ -34,7 +34,7 @@ def test_samples_match_the_golden_bytes(case):
 
 
 @pytest.mark.parametrize(("n", "c"), [(3, 3), (3, 5), (3, 10), (4, 10), (9, 5), (64, 10)])
-def test_every_colour_appears_when_the_grid_has_room(n, c):
+def test_every_color_appears_when_the_grid_has_room(n, c):
     for seed in range(50):
         m = make_matrix(seed, n, c)
         assert m.shape == (n, n) and m.dtype == np.int8

@@ -26,9 +26,9 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dataset_builder.configs import ZERO_SHOT_COLOURS, ZERO_SHOT_SIZES
+from dataset_builder.configs import ZERO_SHOT_COLORS, ZERO_SHOT_SIZES
 from dataset_builder.provenance import data_provenance
-from dataset_builder.spec import DATASET_REVISION, HUB_REPO_ID, README_NAME
+from dataset_builder.spec import DATASET_REVISION, HUB_REPO_ID, README_NAME, cell_key
 from harness_tasks import TASK_DIR
 from harness_tasks.answers.budget import max_gen_toks
 from harness_tasks.answers.paper import max_gen_toks as paper_max_gen_toks
@@ -62,12 +62,12 @@ class DataSource:
 
 
 def task_name(grid_size: int, num_colors: int, protocol: str = "g2m") -> str:
-    return f"g2m{'_paper' if protocol == 'paper' else ''}_n{grid_size:02d}_c{num_colors}"
+    return f"g2m{'_paper' if protocol == 'paper' else ''}_{cell_key(grid_size, num_colors)}"
 
 
 def all_tasks(protocol: str = "g2m") -> list[tuple[str, int, int]]:
     """(name, N, C) of every task of one protocol: g2m_n09_c3, or g2m_paper_n09_c3 for the paper's."""
-    return [(task_name(n, c, protocol), n, c) for n in ZERO_SHOT_SIZES for c in ZERO_SHOT_COLOURS]
+    return [(task_name(n, c, protocol), n, c) for n in ZERO_SHOT_SIZES for c in ZERO_SHOT_COLORS]
 
 
 def task_info(name: str) -> tuple[int, int, str] | None:
@@ -93,7 +93,7 @@ def tags() -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for protocol in PROTOCOLS:
         base = "g2m_paper" if protocol == "paper" else "g2m"
-        for t in (base, f"{base}_lite", *(f"{base}_c{c}" for c in ZERO_SHOT_COLOURS)):
+        for t in (base, f"{base}_lite", *(f"{base}_c{c}" for c in ZERO_SHOT_COLORS)):
             out[t] = []
         for name, n, c in all_tasks(protocol):
             for tag in tags_of(n, c, protocol):
@@ -150,7 +150,7 @@ def _task(name: str, n: int, c: int, protocol: str) -> str:
         + f"include: {TEMPLATE}\n"
         f"task: {name}\n"
         f"tag:\n{tag_lines}"
-        f"process_docs: !function utils.docs_n{n:02d}_c{c}\n"
+        f"process_docs: !function utils.docs_{cell_key(n, c)}\n"
         f"{hooks}"
         "generation_kwargs:\n"
         "  until: []\n"

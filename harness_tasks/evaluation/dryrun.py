@@ -8,13 +8,12 @@ many; the budget is the ceiling.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from pathlib import Path
 
 from dataset_builder.configs import get_config
+from dataset_builder.provenance import load_manifest
 from dataset_builder.source import resolve_source
-from dataset_builder.spec import MANIFEST_NAME
+from g2m_base.errors import G2MError
 from harness_tasks.answers.budget import IMAGE_TOKS, PROMPT_TOKS, suggest_max_model_len
 from harness_tasks.answers.catalog import budget, task_info
 from harness_tasks.evaluation.backends import task_names
@@ -44,9 +43,8 @@ def _scale(data: str | None) -> float:
     if revision is not None:
         return 1.0
     try:
-        manifest = json.loads((Path(source) / MANIFEST_NAME).read_text())
-        return float(manifest["params"]["scale"])
-    except (OSError, ValueError, KeyError, TypeError):
+        return float(load_manifest(source)["params"]["scale"])
+    except (G2MError, KeyError, TypeError, ValueError):
         return 1.0
 
 

@@ -7,7 +7,8 @@ the two size columns at once (harnesses call it several times per task; a row-by
 
 from __future__ import annotations
 
-from dataset_builder.configs import ZERO_SHOT_COLOURS, ZERO_SHOT_SIZES
+from dataset_builder.configs import ZERO_SHOT_COLORS, ZERO_SHOT_SIZES
+from dataset_builder.spec import cell_key
 from harness_tasks.evaluation.images import PngImage
 
 
@@ -17,8 +18,8 @@ def select_cell(dataset, grid_size: int, num_colors: int):
     import numpy as np
 
     table = dataset.select_columns(["grid_size", "num_colors"]).with_format("arrow")[:]
-    sizes, colours = table.column("grid_size").to_numpy(), table.column("num_colors").to_numpy()
-    keep = np.flatnonzero((sizes == grid_size) & (colours == num_colors)).tolist()
+    sizes, colors = table.column("grid_size").to_numpy(), table.column("num_colors").to_numpy()
+    keep = np.flatnonzero((sizes == grid_size) & (colors == num_colors)).tolist()
     return dataset.select(keep).cast_column("image", datasets.Image(decode=False))
 
 
@@ -26,11 +27,11 @@ def process_docs_functions() -> dict:
     """``docs_n{NN}_c{C}`` for every zero_shot cell: the names the task YAMLs refer to."""
     out = {}
     for n in ZERO_SHOT_SIZES:
-        for c in ZERO_SHOT_COLOURS:
+        for c in ZERO_SHOT_COLORS:
             def process_docs(dataset, _n=n, _c=c):
                 return select_cell(dataset, _n, _c)
 
-            process_docs.__name__ = process_docs.__qualname__ = f"docs_n{n:02d}_c{c}"
+            process_docs.__name__ = process_docs.__qualname__ = f"docs_{cell_key(n, c)}"
             out[process_docs.__name__] = process_docs
     return out
 

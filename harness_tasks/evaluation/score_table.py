@@ -34,21 +34,21 @@ def score_table(results: dict, title: str) -> str:
     lines = [f"### {title}"]
     for protocol, cells in sorted(by_protocol.items()):
         sizes = sorted({n for n, _ in cells})
-        colours = sorted({c for _, c in cells})
+        colors = sorted({c for _, c in cells})
         rates = ["parse_failed", "truncated"]
         if any(_value(e, "request_failed") for e in cells.values()):
             rates.append("request_failed")  # shown only when a request failed: those answers never came
-        head = "| N | " + " | ".join(f"C={c} exact | C={c} cell" for c in colours) + " | " + \
+        head = "| N | " + " | ".join(f"C={c} exact | C={c} cell" for c in colors) + " | " + \
             " | ".join(r.replace("_", " ") for r in rates) + " |"
-        lines += ["", f"{PROTOCOL_TITLES[protocol]}:", "", head, "|---:|" + "---:|" * (2 * len(colours) + len(rates))]
+        lines += ["", f"{PROTOCOL_TITLES[protocol]}:", "", head, "|---:|" + "---:|" * (2 * len(colors) + len(rates))]
         for n in sizes:
             row = [str(n)]
-            for c in colours:
+            for c in colors:
                 e = cells.get((n, c), {})
                 em, ca = _value(e, "exact_match"), _value(e, "cell_accuracy")
                 row += ["-" if em is None else f"{em:.2f}", "-" if ca is None else f"{ca:.3f}"]
             for rate in rates:  # over the palettes this grid size has
-                values = [_value(cells[(n, c)], rate) or 0.0 for c in colours if (n, c) in cells]
+                values = [_value(cells[(n, c)], rate) or 0.0 for c in colors if (n, c) in cells]
                 row.append(f"{sum(values) / len(values):.2f}")
             lines.append("| " + " | ".join(row) + " |")
     lines += _tag_rows(results)

@@ -17,7 +17,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from g2m_base.errors import G2MError
+from g2m_base.errors import HarnessError
 from harness_tasks.answers.catalog import budget, task_info
 from harness_tasks.answers.replies import GenText, failed
 from harness_tasks.evaluation import data
@@ -28,9 +28,6 @@ from harness_tasks.with_inspect.tasks import build_task, finish_reason
 MAX_RETRIES = 3
 SERVICE = "G2M"
 
-
-class HarnessError(G2MError, RuntimeError):
-    """inspect ran but did not evaluate what was asked."""
 
 
 @contextlib.contextmanager

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import lmms_eval  # noqa: F401  (run as a child process; imported here so a missing install names its extra)
 
-from g2m_base.errors import G2MError
+from g2m_base.errors import HarnessError
 from g2m_base.untrusted import term
 from harness_tasks.answers.replies import from_lmms_eval
 from harness_tasks.evaluation import data
@@ -31,9 +31,6 @@ from harness_tasks.with_lmms_eval.taskgen import task_folder
 LOG_TAIL = 25
 COMPARED = ("exact_match", "cell_accuracy", "parse_failed", "request_failed")
 
-
-class HarnessError(G2MError, RuntimeError):
-    """A harness ran but did not evaluate what was asked (no task found, no results, a crash)."""
 
 
 def command(tasks: list[str], task_dir: Path, out: Path, model: str, model_args: str, limit: int | None) -> list[str]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from dataset_builder.spec import cell_key
 from harness_tasks.answers.catalog import (
     HEADER,
     METRICS,
@@ -71,7 +72,7 @@ def _task(name: str, n: int, c: int, protocol: str, extra_tokens: int = 0) -> st
         HEADER
         + f"include: {TEMPLATE}\n"
         f"task: {name}\n"
-        f"process_docs: !function utils.docs_n{n:02d}_c{c}\n"
+        f"process_docs: !function utils.docs_{cell_key(n, c)}\n"
         f"{hooks}"
         "generation_kwargs:\n"
         f"  until: [{yaml_scalar(UNTIL)}]\n"

@@ -14,11 +14,12 @@ from __future__ import annotations
 import base64
 import csv
 import io
-import json
 import math
 from collections.abc import Iterator
 from pathlib import Path
 
+from dataset_builder.spec import cell_key
+from g2m_base.bounded_json import read_json
 from g2m_base.errors import UsageError
 from harness_tasks.answers.parsing import format_answer
 
@@ -38,7 +39,7 @@ def tsv_rows(rows, content_sha256: str = "") -> Iterator[dict]:
             raise UsageError(f"row {row['id']}: the image is not PNG bytes")
         yield {"index": i, "image": base64.b64encode(bytes(png)).decode("ascii"), "image_path": f"{i}.png",
                "question": row["prompt"], "answer": format_answer(row["matrix"]),
-               "category": f"n{row['grid_size']:02d}_c{row['num_colors']}", "g2m_id": row["id"],
+               "category": cell_key(row["grid_size"], row["num_colors"]), "g2m_id": row["id"],
                "grid_size": row["grid_size"], "num_colors": row["num_colors"], "g2m_data_sha256": content_sha256}
 
 
@@ -82,7 +83,7 @@ def _read_records(path: Path) -> list[dict]:
         with open(path, newline="", encoding="utf-8-sig") as f:  # -sig: Excel starts UTF-8 files with a BOM
             return list(csv.DictReader(f, delimiter="\t" if suffix == ".tsv" else ","))
     if suffix == ".json":
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
+        data = read_json(path, MAX_PREDICTION_FILE_BYTES, "VLMEvalKit prediction file")
         if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
             raise UsageError(f"{path.name}: expected a JSON list of records")
         return data
