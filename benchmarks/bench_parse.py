@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the adversarial corpus is test data
 
 import numpy as np  # noqa: E402
 from adversarial_outputs import FAMILIES  # noqa: E402

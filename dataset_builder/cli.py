@@ -7,6 +7,7 @@ import sys
 
 from dataset_builder.configs import ROWS_PER_SHARD
 from dataset_builder.spec import DEFAULT_RESOLUTION
+from g2m_base.flags import add_out, add_quiet
 from g2m_base.untrusted import term
 
 
@@ -63,7 +64,7 @@ def _cmd_push(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("build", help="build a release folder (parquet shards, README, manifest)")
-    p.add_argument("--out", required=True, help="output folder (created; an interrupted build there is resumed)")
+    add_out(p, "output folder (created; an interrupted build there is resumed)", required=True)
     p.add_argument("--configs", default=None, help="comma-separated config names or globs (default: all)")
     p.add_argument("--scale", type=_scale, default=1.0, help="keep this fraction of every block, in (0, 1]")
     p.add_argument("--workers", type=_positive_int, default=None, help="worker processes (default: all cores)")
@@ -71,14 +72,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"image side in pixels (release: {DEFAULT_RESOLUTION})")
     p.add_argument("--no-outline", action="store_true", help="draw cells without outlines (not the release)")
     p.add_argument("--rows-per-shard", type=_positive_int, default=ROWS_PER_SHARD, help=argparse.SUPPRESS)
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_quiet(p)
     p.set_defaults(func=_cmd_build, extra=None)
 
     p = sub.add_parser("verify", help="check hashes, pixels and seeds of a release folder")
     p.add_argument("dir")
     p.add_argument("--sample", type=int, default=None, help="regenerate only K rows per config (default: all)")
     p.add_argument("--workers", type=_positive_int, default=None)
-    p.add_argument("--quiet", action="store_true")
+    add_quiet(p)
     p.set_defaults(func=_cmd_verify, extra=None)
 
     p = sub.add_parser("push", help="upload a verified release to the Hugging Face Hub and tag it")

@@ -1,22 +1,38 @@
-"""G2M in evaluation harnesses: the answer format and its parser, one score per answer (G2M's protocol and the
-paper's), the lm-eval task folder and two reference models.
+"""G2M in evaluation harnesses, in rooms by trade:
 
-The parser and the scoring (``parsing``, ``paper``, ``metrics``, ``scoring``, ``baselines``) need no harness at all;
-lm-eval is imported only by the modules that drive it (``evaluate``, ``models``, ``chat``, ``runner``,
-``lm_eval_fixes``, ``validate``). ``serve`` starts a ``vllm serve`` for a run; ``dryrun`` prices one.
-``from harness_tasks import score_answer`` is the public entry point for scoring any text.
+- ``answers``: the answer core every harness and the leaderboard share: the task catalog, the parsers (G2M's and the
+  paper's), the metrics, one ``score_answer`` per text, the answer budget and the reference answers. No harness import.
+- ``serving``: talking to an OpenAI-compatible server (``g2m-chat``, endpoints) and starting one (``launcher``).
+- ``evaluation``: what every harness run shares: settings resolved once, the rows and their provenance, the task
+  YAML blocks, the run files ``g2m report`` reads, the score table, ``--dry-run``.
+- ``with_lm_eval``, ``with_lmms_eval``, ``with_inspect``: one folder per harness, each with its task generator and
+  its ``driver`` (``with_lm_eval`` also has its fixes, resumable runner, reference models and CLI).
+- ``with_vlmevalkit``: VLMEvalKit's files (export and prediction reader); VLMEvalKit runs on its own.
+- ``evaluate`` (``g2m eval``: settings, one driver, results) and ``cli`` sit on top.
+
+The public API, for code outside this package: ``score_answer``/``AnswerScore``, ``ModelArgs`` and ``model_name`` here, the
+``answers`` modules, and ``with_vlmevalkit`` for VLMEvalKit's files; ``TASK_DIR`` is the installed lm-eval task folder.
+The leaderboard imports nothing else (``tests/test_architecture.py``): never a runner, a server or a harness.
 """
 
 from pathlib import Path
 
 TASK_DIR = Path(__file__).resolve().parent / "tasks"
 
-__all__ = ["TASK_DIR", "AnswerScore", "score_answer"]
+__all__ = ["TASK_DIR", "AnswerScore", "ModelArgs", "model_name", "score_answer"]
+
+_LAZY = {  # each loaded only when asked for: scoring imports numpy
+    "score_answer": "harness_tasks.answers.score",
+    "AnswerScore": "harness_tasks.answers.score",
+    "model_name": "harness_tasks.evaluation.model_args",
+    "ModelArgs": "harness_tasks.evaluation.model_args",
+}
 
 
-def __getattr__(name: str):  # scoring imports numpy: load it only when asked for
-    if name in ("score_answer", "AnswerScore"):
-        from harness_tasks.answers import score as scoring
+def __getattr__(name: str):
+    if name in _LAZY:
+        from importlib import import_module
 
-        return getattr(scoring, name)
+        module = import_module(_LAZY[name])
+        return getattr(module, name)
     raise AttributeError(f"module 'harness_tasks' has no attribute {name!r}")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from g2m_base.errors import UsageError
 from g2m_base.files import ensure_dir
+from g2m_base.flags import add_data, add_out, add_quiet
 from g2m_base.untrusted import term
 
 DEMO_SCALE = 0.05
@@ -29,15 +30,15 @@ def _eval(args: argparse.Namespace) -> int:
         raise UsageError(f"--harness {args.harness} needs --base-url URL, --serve MODEL, or --model with one of its "
                          "own backends")
     if args.model is None and not served:
-        data = data or _demo_release(Path(args.output) / "data", args.scale)
+        data = data or _demo_release(Path(args.out) / "data", args.scale)
     elif data is None:
         print("g2m: reading the zero_shot config from the Hugging Face Hub (pass --data DIR for a local build)", file=sys.stderr)
     models = [args.model or CHAT] if args.model or served else list(BASELINES)
-    common = dict(tasks=tasks, data=data, output=args.output, limit=args.limit, batch_size=args.batch_size,
+    common = dict(tasks=tasks, data=data, output=args.out, limit=args.limit, batch_size=args.batch_size,
                   device=args.device, apply_chat_template=not args.no_chat_template, gen_kwargs=args.gen_kwargs,
                   resume=not args.no_resume, base_url=args.base_url, serve=args.serve, serve_args=args.serve_args,
                   serve_timeout=args.serve_timeout, concurrency=args.concurrency,
-                  reasoning_budget=args.reasoning_budget, progress=not args.no_progress, harness=args.harness,
+                  reasoning_budget=args.reasoning_budget, progress=not args.quiet, harness=args.harness,
                   request_timeout=args.request_timeout)
     specs = [EvalSpec(model=m, model_args=args.model_args if args.model or served else "", **common) for m in models]
     for spec in specs:
@@ -72,8 +73,8 @@ def _demo_release(out: Path, scale: float) -> str:
 
 def _tasks_dir(args: argparse.Namespace) -> int:
     from dataset_builder.source import resolve_source
-    from harness_tasks.answers.catalog import TASK_DIR
-    from harness_tasks.evaluate import task_folder
+    from harness_tasks import TASK_DIR
+    from harness_tasks.with_lm_eval.taskgen import task_folder
     from harness_tasks.with_lmms_eval import taskgen as lmms_taskgen
 
     lmms = args.harness == "lmms-eval"
@@ -133,8 +134,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                                                "budget, for a model that reasons first")
     p.add_argument("--tasks", default="g2m", help="comma-separated tasks or tags (g2m, g2m_lite, g2m_c3, g2m_paper, "
                                                   "g2m_n09_c3, ...)")
-    p.add_argument("--data", default=None, help="a local build (g2m build) instead of the Hub release")
-    p.add_argument("--output", default="g2m-runs", help="where results, samples, logs and the resume cache go")
+    add_data(p)
+    add_out(p, "where results, samples, logs and the resume cache go", default="g2m-runs", aliases=("--output",))
     p.add_argument("--limit", type=int, default=None, help="first K rows of each task (for smoke tests)")
     p.add_argument("--dry-run", action="store_true", help="print the requests, token budgets and context length the "
                                                           "run needs, and stop")
@@ -143,7 +144,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--gen-kwargs", default=None, help="override generation settings, e.g. max_gen_toks=32768")
     p.add_argument("--no-chat-template", action="store_true", help="do not apply the model's chat template")
     p.add_argument("--no-resume", action="store_true", help="ignore and do not write the request cache")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_quiet(p, aliases=("--no-progress",))
     p.add_argument("--scale", type=float, default=DEMO_SCALE, help="size of the demo build when no --model is given")
     p.add_argument("--verbose", action="store_true", help="show lm-eval's own log")
     p.set_defaults(func=_eval, extra="harness")
@@ -154,16 +155,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "base64, image_path <index>.png, the prompt as question, the row id as g2m_id. "
                                    "g2m report and g2m submit read VLMEvalKit's prediction file back.")
     p.add_argument("target", choices=("vlmevalkit",))
-    p.add_argument("--data", default=None, help="a local build (g2m build) instead of the Hub release")
+    add_data(p)
     p.add_argument("--tasks", default="g2m", help="tags or task names whose rows to export")
-    p.add_argument("--out", default=None, help="the TSV to write (default: Grid2Matrix.tsv)")
+    add_out(p, "the TSV to write (default: Grid2Matrix.tsv)")
     p.set_defaults(func=_export, extra="harness")
 
     p = sub.add_parser("tasks-dir", help="print the lm-eval (or lmms-eval) task folder, for --include_path",
                        description="Print the installed task folder (the Hub release), or with --data write the same "
                                    "tasks for a local build and print their folder.")
-    p.add_argument("--data", default=None, help="a local build (g2m build --out DIR) to write the tasks for")
-    p.add_argument("--out", default=None, help="where to write them (default: ~/.cache/grid2matrix/tasks)")
+    add_data(p, "a local build (g2m build --out DIR) to write the tasks for")
+    add_out(p, "where to write them (default: ~/.cache/grid2matrix/tasks)")
     p.add_argument("--harness", default="lm-eval", choices=("lm-eval", "lmms-eval"),
                    help="whose task folder (inspect's tasks are Python: harness_tasks/with_inspect/tasks.py)")
     p.set_defaults(func=_tasks_dir, extra=None)

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from dataset_builder.spec import DEFAULT_RESOLUTION, PATCH_SIZES
+from g2m_base.flags import add_out
 from g2m_base.untrusted import term
 
 
@@ -74,7 +75,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="tables and figures from a run of the G2M tasks (any harness)")
     p.add_argument("run_dir", help="the run folder of one model (g2m-runs/<model>, from lm-eval, lmms-eval or inspect), "
                                    "or a VLMEvalKit prediction file (<model>_Grid2Matrix.xlsx/.tsv)")
-    p.add_argument("--out", default=None, help="report folder (default: RUN_DIR/report)")
+    add_out(p, "report folder (default: RUN_DIR/report)", default=None)
     p.add_argument("--probes", default=None, help="folder of g2m probe results to draw against the end-to-end scores")
     p.add_argument("--patches", type=float, nargs="+", default=list(PATCH_SIZES), help="patch sizes for the alignment analysis")
     p.add_argument("--input-size", type=float, default=float(DEFAULT_RESOLUTION), help="image side the model sees, in px (after its resizing)")
@@ -83,7 +84,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("submit", help="write a leaderboard submission file from a run (any harness)")
     p.add_argument("run_dir", help="the run folder of one model, or a VLMEvalKit prediction file")
-    p.add_argument("--out", default=None, help="file to write (.json or .json.gz; default RUN_DIR/submission.json.gz)")
+    add_out(p, "file to write (.json or .json.gz; default RUN_DIR/submission.json.gz)", default=None)
     p.add_argument("--allow-partial", action="store_true", help="write it even if ids are missing (it will not validate)")
     p.add_argument("--params", default=None, help="parameter count, e.g. 8B or 235B-A22B (asked at a terminal)")
     weights = p.add_mutually_exclusive_group()
@@ -97,12 +98,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("validate", help="check a submission file and re-score every output")
     p.add_argument("file")
-    p.add_argument("--out", default=None, help="write the re-scored results as JSON")
+    add_out(p, "write the re-scored results as JSON", default=None)
     p.set_defaults(func=_validate, extra="report")
 
     p = sub.add_parser("leaderboard", help="build the static leaderboard site")
     lsub = p.add_subparsers(dest="leaderboard_command", required=True, metavar="COMMAND")
     b = lsub.add_parser("build", help="validate and re-score every submission, then write the site")
     b.add_argument("submissions", help="folder of submission files (.json, .json.gz)")
-    b.add_argument("--out", required=True, help="site folder")
+    add_out(b, "site folder", required=True)
     b.set_defaults(func=_build, extra="report")

@@ -14,9 +14,11 @@ from g2m_base.untrusted import esc, strict_json, term
 from g2m_base.untrusted import md as md_text
 from harness_tasks.answers.paper import STRATEGY_NAMES as PAPER_STRATEGY_NAMES
 from harness_tasks.answers.parsing import STRATEGY_NAMES
+from harness_tasks.answers.score import METRICS
 from leaderboard.html import fmt, fmt_ci, md_table, page, table
 
-RATES = ("exact_match", "cell_accuracy", "parse_failed", "truncated", "request_failed")
+#: The per-cell rates of the CSV and the tables: every metric but the strict cell accuracy (a column of its own).
+RATES = tuple(m for m in METRICS if m != "cell_accuracy_strict")
 
 PROTOCOL_NOTE = ("G2M: G2M's parser with partial credit, G2M's answer budget; strict: the same parse, 0 cells "
                  "unless exactly N x N (the authors' rule). Paper: the authors' parser and scoring on the run's "

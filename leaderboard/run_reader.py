@@ -12,9 +12,9 @@ import numpy as np
 from dataset_builder.spec import MAX_COLORS, MAX_GRID_SIZE, MIN_COLORS
 from g2m_base.bounded_json import loads, read_json
 from g2m_base.errors import G2MError
+from harness_tasks import model_name
 from harness_tasks.answers.catalog import task_info
 from harness_tasks.answers.score import REQUEST_FAILED
-from harness_tasks.evaluation.settings import model_name
 from leaderboard.rescore import truth_matrix, zero_shot_truth
 
 _RESULTS = re.compile(r"^results_(?P<date>.+)\.json$")

@@ -26,6 +26,7 @@ from g2m_base.bounded_json import MAX_FILE_BYTES, Rejected, check_structure, che
 from g2m_base.errors import UsageError
 from g2m_base.files import atomic_write_bytes, output_file
 from g2m_base.untrusted import MAX_STRING, check_value, term
+from harness_tasks import ModelArgs
 from harness_tasks.answers.parsing import MAX_ANSWER_CHARS
 from leaderboard import model_info
 from leaderboard.rescore import by_task, score_output, summarise, truth_matrix, zero_shot_truth
@@ -59,17 +60,14 @@ def _version(results: dict, name: str) -> str | None:
 
 def metadata_from_run(results: dict, model: str) -> dict:
     cfg = results.get("config", {})
-    args = cfg.get("model_args") or ""
-    if isinstance(args, dict):
-        args = ",".join(f"{k}={v}" for k, v in args.items())
-    args = _SECRET.sub(r"\1=<redacted>", args)
-    revision = re.search(r"(?:^|,)revision=([^,]+)", args)
+    parsed = ModelArgs.parse(cfg.get("model_args"))
+    args = _SECRET.sub(r"\1=<redacted>", str(parsed))
     data = results.get("g2m", {}).get("data", {})
     configs = results.get("configs", {})
     budgets = {t: c.get("generation_kwargs", {}).get("max_gen_toks") for t, c in sorted(configs.items())}
     date = results.get("date")
     return {
-        "model": {"id": model, "revision": revision.group(1) if revision else None, "backend": cfg.get("model"),
+        "model": {"id": model, "revision": parsed.get("revision") or None, "backend": cfg.get("model"),
                   "model_args": args},
         "versions": {"grid2matrix": _version(results, "grid2matrix"), "lm_eval": results.get("lm_eval_version"),
                      "transformers": results.get("transformers_version") or _version(results, "transformers"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from g2m_base.flags import add_data, add_out, add_quiet
 from g2m_base.untrusted import term
 
 
@@ -36,8 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="patch tokens before the merger/projector (vision; for Qwen after its merger's norm, as the "
                         "authors read them), Qwen's before that norm (vision_raw), or after the merger (projector)")
     p.add_argument("--revision", default=None, help="model revision on the Hub")
-    p.add_argument("--data", default=None, help="a local build (g2m build) instead of the Hub release")
-    p.add_argument("--out", default="g2m-probes", help="results folder")
+    add_data(p)
+    add_out(p, "results folder", default="g2m-probes")
     p.add_argument("--cache-dir", default=None, help="feature cache (default: OUT/cache)")
     p.add_argument("--device", default="cpu", help="e.g. cuda or cuda:1")
     p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"], help="encoder dtype")
@@ -52,5 +53,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--eval-every", type=int, default=500, help="validation every this many steps")
     p.add_argument("--patience", type=int, default=3, help="stop after this many validations without improvement")
     p.add_argument("--seed", type=int, default=0, help="probe initialisation and batch order")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_quiet(p)
     p.set_defaults(func=_probe, extra="probing")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness_tasks.answers import catalog as taskgen  # noqa: E402
+from harness_tasks.with_lm_eval import taskgen  # noqa: E402
 from harness_tasks.with_lmms_eval import taskgen as lmms_taskgen  # noqa: E402
 
 FOLDERS = ((taskgen.TASK_DIR, taskgen), (lmms_taskgen.LMMS_TASK_DIR, lmms_taskgen))

@@ -94,7 +94,8 @@ def main() -> int:
     ap.add_argument("--keep", default=None, help="work in this folder and keep it (default: a temporary one)")
     args = ap.parse_args()
     from dataset_builder.build import BuildParams, build
-    from harness_tasks.answers.catalog import DataSource, write_folder
+    from harness_tasks.evaluation.task_yaml import DataSource
+    from harness_tasks.with_lm_eval.taskgen import write_folder
 
     work = Path(args.keep or tempfile.mkdtemp(prefix="g2m-upstream-checks-"))
     (work / "tests").mkdir(parents=True, exist_ok=True)

@@ -24,6 +24,12 @@ SMALL_CONFIGS = "zero_shot,probe_n20_c3"
 SMALL_SCALE = 0.02
 
 
+def pytest_configure(config):
+    """The fast lane (``-m "not slow"``) runs each property with fewer examples (``helpers.examples``)."""
+    if "not slow" in (config.option.markexpr or ""):
+        os.environ["G2M_FAST_LANE"] = "1"
+
+
 @pytest.fixture(scope="session")
 def small_release(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("release") / "g2m"

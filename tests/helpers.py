@@ -56,3 +56,9 @@ def write_file(folder: Path, doc: dict | bytes, name: str = "sub.json") -> Path:
     raw = doc if isinstance(doc, bytes) else json.dumps(doc).encode()
     path.write_bytes(gzip.compress(raw) if name.endswith(".gz") else raw)
     return path
+
+
+def examples(n: int) -> int:
+    """Hypothesis examples for a property: ``n`` in the full suite, a tenth (at least 25) in the fast lane
+    (``pytest -m "not slow"``, which conftest marks with G2M_FAST_LANE), so the fast lane stays fast on 2 cores."""
+    return max(25, n // 10) if os.environ.get("G2M_FAST_LANE") else n

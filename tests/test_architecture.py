@@ -74,6 +74,43 @@ def test_the_module_graph_has_no_cycle():
             visit(module, [module])
 
 
+#: Inside ``harness_tasks``, the rooms by trade, lowest first: the answer core, serving, what every run shares, one
+#: folder per harness (and its generated task folders' hooks), then ``evaluate``/``cli`` on top.
+HARNESS_ROOMS = {"answers": 0, "serving": 1, "evaluation": 2, "with_lm_eval": 3, "with_lmms_eval": 3,
+                 "with_inspect": 3, "with_vlmevalkit": 3, "tasks": 3, "lmms_tasks": 3, "evaluate": 4, "cli": 5}
+#: What the leaderboard may use of ``harness_tasks``: the public API, the answer core and VLMEvalKit's file reader.
+LEADERBOARD_MAY_USE = ("harness_tasks", "harness_tasks.answers", "harness_tasks.with_vlmevalkit")
+
+
+def _room(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if parts[0] == "harness_tasks" and len(parts) > 1 else None
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _room(m)))
+def test_each_room_of_harness_tasks_imports_only_rooms_below_it(module):
+    room = _room(module)
+    assert room in HARNESS_ROOMS, f"{module}: a new room of harness_tasks; give it a rank in HARNESS_ROOMS"
+    for target in GRAPH[module]:
+        other = _room(target)
+        if other and other != room:
+            assert HARNESS_ROOMS[other] < HARNESS_ROOMS[room], f"{module} imports {target}, which is not below {room}"
+
+
+def test_the_leaderboard_uses_only_the_answer_core_and_the_public_api():
+    for module in (m for m in MODULES if m.startswith("leaderboard")):
+        for target in GRAPH[module]:
+            if target.startswith("harness_tasks"):
+                assert target == "harness_tasks" or target.startswith(tuple(f"{p}." for p in LEADERBOARD_MAY_USE[1:])), (
+                    f"{module} imports {target}: the leaderboard may use only {', '.join(LEADERBOARD_MAY_USE)}")
+
+
+def test_no_package_folder_holds_more_than_18_modules():
+    for folder in {path.parent for path in MODULES.values()}:
+        modules = [p for p in folder.glob("*.py") if p.name != "__init__.py"]
+        assert len(modules) <= 18, f"{folder.relative_to(REPO)} holds {len(modules)} modules; split it into rooms"
+
+
 def test_the_command_module_registers_every_package_statically():
     assert {"dataset_builder.cli", "harness_tasks.cli", "probing.cli", "leaderboard.cli"} <= GRAPH["g2m_cli.main"]
 
@@ -89,6 +126,13 @@ CONSTANTS = [
     (r"14(?:\.0)?, 16(?:\.0)?, 28", "PATCH_SIZES"),
     (r"grid\w* must be a positive integer", "check_grid_size"),
     (r"matplotlib\.use\(", "pyplot"),
+    (r"^class HarnessError\b", "HarnessError"),
+    (r"n\{[^}]*:02d\}_c\{", "cell_key"),
+    (r"(?<![\w.])99\b", "MAX_GRID_SIZE"),
+    (r"html\.escape\(.*quote=True", "esc"),
+    (r"\"exact_match\", \"cell_accuracy\", \"cell_accuracy_strict\", \"parse_failed\"", "METRICS"),
+    (r"serves \{len\(names\)\} models", "served_model"),
+    (r"^class ModelArgs\b", "ModelArgs"),
 ]
 
 
@@ -107,3 +151,11 @@ def test_each_shared_constant_is_written_once(pattern, name):
                 continue
             hits.append(f"{module}:{k}")
     assert len(hits) == 1, f"{name} is written in {len(hits)} places: {hits}"
+
+
+def test_model_args_are_parsed_only_by_ModelArgs():
+    """The ad-hoc parsers ModelArgs replaced all looked for ``(?:^|,)key=`` or split pieces on ``=`` by hand."""
+    pattern = re.compile(r"\(\?:\^\|,\)|split\(\"=\", 1\)")
+    hits = [f"{m}:{k}" for m, path in MODULES.items() for k, line in enumerate(path.read_text().splitlines(), 1)
+            if pattern.search(line)]
+    assert hits == [], f"model arguments parsed by hand at {hits}; use harness_tasks.ModelArgs"

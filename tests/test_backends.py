@@ -7,8 +7,8 @@ from lm_eval.models.utils import handle_stop_sequences, normalize_gen_kwargs
 
 from harness_tasks import TASK_DIR
 from harness_tasks.answers.budget import max_gen_toks
-from harness_tasks.answers.catalog import all_tasks
-from harness_tasks.evaluation.backends import effective_model_args, grid_sizes
+from harness_tasks.answers.catalog import all_tasks, grid_sizes
+from harness_tasks.with_lm_eval.driver import effective_model_args
 
 
 @pytest.fixture(scope="module")

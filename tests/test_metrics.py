@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from helpers import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -34,7 +35,7 @@ def test_metric_table(pred, em, ca):
     assert sum(map(sum, mask)) / 9 == pytest.approx(ca)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.integers(1, 16).flatmap(lambda n: st.lists(st.lists(st.integers(0, 9), min_size=n, max_size=n), min_size=n, max_size=n)))
 def test_scoring_the_formatted_ground_truth_gives_one(m):
     parsed = parse_matrix(format_answer(m), len(m)).matrix

@@ -9,6 +9,7 @@ import time
 import pytest
 import reference_paper
 from adversarial_outputs import FAMILIES
+from helpers import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -72,7 +73,7 @@ def test_the_paper_budget_is_the_authors():
     assert [max_gen_toks(n) for n in (3, 9, 19, 20, 64)] == [146, 554, 1874, 2048, 2048]
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(st.lists(st.sampled_from(["[", "]", ",", " ", "\n", "1", "0", "-2", "2.5", "x", "[[", "]]", "], [", "ROW1=",
                                  "ROW2=", "```", "```python", "9x9", "\u0663", "'1'", "(", ")", "True", "'1_0'",
                                  "' 2 '", "'\u0663'", "b'1'", "'1.0'"]), max_size=30),
@@ -83,14 +84,14 @@ def test_the_paper_parser_agrees_with_a_plain_reading_of_the_rules(pieces, n):
     assert (matrix, strategy) == reference_paper.parse(text, n), text
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(3000), deadline=None)
 @given(st.text(alphabet="[], \n1x\u00a0", max_size=40))
 def test_the_first_list_of_lists_is_the_regular_expressions_first_match(text):
     m = reference_paper.LIST_OF_LISTS.search(text)
     assert first_list_of_lists(text) == (m.span() if m else None)
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(st.lists(st.sampled_from(["[", "]", "(", ")", ",", " ", "\n", "1", "07", "1.5", "-", "1e3", "0x1F", "1_0",
                                  "'3'", "True", "None", "x", "#c\n", "2j", "u'1'", "--1", "-(1)", "(1,)",
                                  "b'1'", "rb'2'", "Br'\\3'", "b'\u0663'"]), max_size=12))
@@ -109,6 +110,7 @@ def test_the_literal_reader_reads_what_literal_eval_reads(pieces):
     assert got == want, text
 
 
+@pytest.mark.slow  # a timing ratio: noisy on a busy machine, so not in the fast lane
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_the_paper_parser_is_linear_in_the_input(family):
     def best(text):

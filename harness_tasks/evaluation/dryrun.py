@@ -15,8 +15,7 @@ from dataset_builder.provenance import load_manifest
 from dataset_builder.source import resolve_source
 from g2m_base.errors import G2MError
 from harness_tasks.answers.budget import IMAGE_TOKS, PROMPT_TOKS, suggest_max_model_len
-from harness_tasks.answers.catalog import budget, task_info
-from harness_tasks.evaluation.backends import task_names
+from harness_tasks.answers.catalog import budget, task_info, task_names
 
 TOKENS_PER_CELL = 3
 

@@ -1,33 +1,39 @@
-"""What a ``g2m eval`` run is: its validated settings (``EvalSpec``), its name, the identity of its answers (the
-resume key), and the model arguments it hands a backend. Shared by ``evaluate`` and each harness's runner."""
+"""What a ``g2m eval`` run is, settled once before anything runs.
+
+``EvalSpec`` is what the user asked for, validated on construction. ``resolve`` turns it into a ``Target``: the
+backend, the user's model arguments (parsed once, ``ModelArgs``), the server's chat endpoint and the one model it
+serves (looked up once), and the run's display name. ``harness_tasks.evaluate`` then hands the target to exactly one
+harness driver (``with_lm_eval``, ``with_lmms_eval``, ``with_inspect``), each of which turns it into its harness's
+own arguments, runs, and writes the run folder. Also here: the identity of a run's answers (``run_key``, the resume
+key) and the package versions a run records."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from dataset_builder import __version__
 from dataset_builder.provenance import library_versions
 from g2m_base.errors import UsageError
-from harness_tasks.answers.catalog import TASK_DIR, TASK_VERSION, DataSource, all_tasks, tags, write_folder
+from harness_tasks.answers.catalog import TASK_VERSION, all_tasks, tags
 from harness_tasks.answers.score import PROTOCOLS
-from harness_tasks.serving.endpoints import chat_url, served_models
+from harness_tasks.evaluation.model_args import NAME_KEYS, ModelArgs, model_name
+from harness_tasks.serving.endpoints import chat_url, served_model
 
 BASELINES = ("g2m-oracle", "g2m-random")
 CHAT = "g2m-chat"
 HARNESSES = ("lm-eval", "lmms-eval", "inspect")
 #: The package extra (or setup) each harness needs.
 HARNESS_EXTRAS = {"lm-eval": "harness", "lmms-eval": "lmms-eval", "inspect": "inspect"}
-RUNNERS = {"lmms-eval": "lmms_run", "inspect": "inspect_run"}
+#: The subpackage whose ``driver`` runs each harness.
+DRIVERS = {"lm-eval": "with_lm_eval", "lmms-eval": "with_lmms_eval", "inspect": "with_inspect"}
 _VERSIONED = ("lm_eval", "datasets", "transformers", "torch", "vllm", "numpy", "pillow", "huggingface_hub", "aiohttp")
 #: Model arguments that say how to reach a server, not what answers: left out of the run's identity, so a resumed
 #: ``--serve`` run (a new port each time) finds its answers.
 TRANSPORT_ARGS = frozenset({"base_url", "num_concurrent", "timeout", "max_retries", "verify_certificate",
                             "ca_cert_path", "auth_token", "header"})
-_ARG = re.compile(r"(?:^|,)\s*([A-Za-z_]+)\s*=")
 
 
 @dataclass(frozen=True)
@@ -89,58 +95,41 @@ class EvalSpec:
         return self.serve or model_name(self.model, self.model_args)
 
 
-def model_name(backend: str, model_args: str | dict | None) -> str:
-    """What a run is called: the checkpoint in ``model_args`` (pretrained=, model=, path=), else the backend."""
-    if isinstance(model_args, dict):
-        model_args = ",".join(f"{k}={v}" for k, v in model_args.items())
-    m = re.search(r"(?:^|,)(?:pretrained|model|path)=([^,]+)", model_args or "")
-    return m.group(1) if m else backend
+@dataclass(frozen=True)
+class Target:
+    """The model a run talks to, resolved once: through a server (``url`` and the ``served_name`` it serves) or the
+    harness's own ``backend``. ``args`` are the user's model arguments; ``served`` records a ``--serve`` server."""
+
+    backend: str
+    args: ModelArgs
+    display: str
+    url: str | None = None  # the chat-completions endpoint
+    served_name: str | None = None
+    served: dict | None = None
+
+    @property
+    def v1(self) -> str | None:
+        """The server's ``.../v1`` base, as OpenAI clients take it."""
+        return self.url[: -len("/chat/completions")] if self.url else None
 
 
-def _arg_keys(model_args: str) -> set[str]:
-    return {m.group(1) for m in _ARG.finditer(model_args)}
-
-
-def join_args(model_args: str, extra: list[str]) -> str:
-    return ",".join([a for a in [model_args.strip(",")] if a] + extra)
+def resolve(spec: EvalSpec, url: str | None = None, served_name: str | None = None,
+            served: dict | None = None) -> Target:
+    """The target of ``spec``; with a server, the model it serves is looked up here, once (``model=`` wins)."""
+    args = ModelArgs.parse(spec.model_args)
+    if url is None:
+        return Target(spec.model, args, spec.serve or args.name(spec.model, ("model_version", *NAME_KEYS)))
+    name = args.get("model") or served_name or served_model(url)
+    return Target(spec.model, args, spec.serve or name, url, name, served)
 
 
 def run_key(spec: EvalSpec, model_args: str) -> str:
     """Identity of the answers: the request cache of one run is never reused by another model or setting."""
-    args = ",".join(p for p in model_args.split(",") if p.split("=", 1)[0].strip() not in TRANSPORT_ARGS)
-    raw = json.dumps([spec.model, args, spec.gen_kwargs, spec.apply_chat_template, TASK_VERSION, spec.reasoning_budget])
+    args = ModelArgs.parse(model_args).without(*TRANSPORT_ARGS)
+    raw = json.dumps([spec.model, str(args), spec.gen_kwargs, spec.apply_chat_template, TASK_VERSION,
+                      spec.reasoning_budget])
     return hashlib.sha256(raw.encode()).hexdigest()[:12]
-
-
-def chat_model_args(spec: EvalSpec, url: str, model: str | None) -> str:
-    """``model_args`` for g2m-chat: the user's, plus the server, the model it serves and the concurrency."""
-    keys = _arg_keys(spec.model_args)
-    extra = [] if "base_url" in keys else [f"base_url={url}"]
-    if "model" not in keys:
-        if model is None:
-            names = served_models(url)
-            if len(names) != 1:
-                raise UsageError(f"{url} serves {len(names)} models ({', '.join(names) or 'none'}); "
-                                 "name one with --model-args model=NAME")
-            model = names[0]
-        extra.append(f"model={model}")
-    if "num_concurrent" not in keys:
-        extra.append(f"num_concurrent={spec.concurrency}")
-    if spec.request_timeout and "timeout" not in keys:
-        extra.append(f"timeout={spec.request_timeout:g}")
-    return join_args(spec.model_args, extra)
 
 
 def versions() -> dict:
     return {"grid2matrix": __version__, **library_versions(_VERSIONED)}
-
-
-def task_folder(source: str, revision: str | None, root: Path) -> Path:
-    """The installed task folder for the release; for any other data, a folder written for it under ``root``."""
-    default = DataSource()
-    if (source, revision) == (default.path, default.revision):
-        return TASK_DIR
-    data_source = DataSource.local(source) if revision is None else DataSource(source, revision)
-    return write_folder(root, data_source)
-
-

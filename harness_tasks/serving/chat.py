@@ -32,7 +32,7 @@ from lm_eval.models.openai_completions import LocalChatCompletion
 from dataset_builder.spec import IMAGE_PLACEHOLDER
 from g2m_base.errors import UsageError
 from harness_tasks.answers.replies import GenText, failed
-from harness_tasks.serving.endpoints import chat_url, models_url, served_models
+from harness_tasks.serving.endpoints import chat_url, served_model
 
 #: A loaded server still streams at least this many tokens per second to each request.
 MIN_TOKENS_PER_SECOND = 10
@@ -106,12 +106,7 @@ class G2MChat(LocalChatCompletion):
         if int(max_retries) < 1:
             raise UsageError(f"max_retries must be at least 1, got {max_retries}")
         url = chat_url(str(base_url))
-        if not model:
-            names = served_models(url)
-            if len(names) != 1:
-                raise UsageError(f"{models_url(url)} serves {len(names)} models ({', '.join(names) or 'none'}); "
-                                 "name one with --model-args model=NAME")
-            model = names[0]
+        model = model or served_model(url)
         kwargs.pop("pretrained", None)
         super().__init__(base_url=url, model=model, num_concurrent=int(num_concurrent), max_retries=int(max_retries),
                          timeout=int(timeout or TIMEOUT_BASE), **kwargs)

@@ -34,3 +34,12 @@ def served_models(base_url: str, headers: dict | None = None, timeout: float = 1
     except (requests.RequestException, ValueError, KeyError, TypeError) as e:
         raise UsageError(f"could not list the models served at {models_url(base_url)} ({type(e).__name__}: {e}); "
                          "name one with --model-args model=NAME") from None
+
+
+def served_model(base_url: str, headers: dict | None = None) -> str:
+    """The one model a server serves; a server with none or several needs ``model=NAME``, which the error says."""
+    names = served_models(base_url, headers)
+    if len(names) != 1:
+        raise UsageError(f"{models_url(base_url)} serves {len(names)} models ({', '.join(names) or 'none'}); "
+                         "name one with --model-args model=NAME")
+    return names[0]

@@ -53,7 +53,7 @@ def _option(args: list[str], name: str) -> str | None:
         if a == name and i + 1 < len(args):
             return args[i + 1]
         if a.startswith(name + "="):
-            return a.split("=", 1)[1]
+            return a[len(name) + 1:]
     return None
 
 

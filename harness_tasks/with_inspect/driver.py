@@ -18,10 +18,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from g2m_base.errors import HarnessError
-from harness_tasks.answers.catalog import budget, task_info
+from harness_tasks.answers.catalog import budget, task_info, task_names
 from harness_tasks.answers.replies import GenText, failed
 from harness_tasks.evaluation import data
 from harness_tasks.evaluation.run_files import HarnessSample, write_run
+from harness_tasks.evaluation.settings import EvalSpec, Target
 from harness_tasks.serving.chat import request_timeout
 from harness_tasks.with_inspect.tasks import build_task, finish_reason
 
@@ -67,10 +68,14 @@ def samples_of(log, rows: dict[str, dict]) -> list[HarnessSample]:
     return out
 
 
-def run(spec, tasks: list[str], model: str, model_args: dict, provenance: dict, base_url: str | None = None,
-        served: dict | None = None) -> Path:
+def run(spec: EvalSpec, target: Target, provenance: dict) -> Path:
     """Evaluate with inspect; returns the G2M run folder."""
     from inspect_ai import eval as inspect_eval
+
+    tasks = list(dict.fromkeys(task_names(spec.tasks)))
+    base_url = target.v1
+    model = f"openai-api/g2m/{target.served_name}" if base_url else target.backend
+    model_args = (target.args.without("model") if base_url else target.args).as_dict()
 
     dataset = data.rows(spec.data)
     built = [build_task(name, dataset, spec.reasoning_budget) for name in tasks]
@@ -95,7 +100,7 @@ def run(spec, tasks: list[str], model: str, model_args: dict, provenance: dict, 
     samples = [s for log in logs for s in samples_of(log, rows)]
     block = {"data": provenance, "native": str(native), "model_args": model_args,
              "reasoning_budget": spec.reasoning_budget, "inspect_model": model}
-    if served:
-        block["served_by"] = served
-    name = served["vllm_serve"] if served else model.split("/", 2)[-1] if base_url else model
-    return write_run(Path(spec.output), name, "inspect", samples, block, {"backend": model, "backend_args": model_args})
+    if target.served:
+        block["served_by"] = target.served
+    return write_run(Path(spec.output), target.display, "inspect", samples, block,
+                     {"backend": model, "backend_args": model_args})

@@ -25,12 +25,11 @@ from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import TaskState, generate
 
 from g2m_base.errors import UsageError
-from harness_tasks.answers.catalog import TASK_VERSION, budget, tags_of, task_info
+from harness_tasks.answers.catalog import TASK_VERSION, budget, tags_of, task_info, task_names
 from harness_tasks.answers.parsing import format_answer
 from harness_tasks.answers.replies import GenText, answer_detail
 from harness_tasks.answers.score import METRICS, score_answer
 from harness_tasks.evaluation import data
-from harness_tasks.evaluation.backends import task_names
 from harness_tasks.evaluation.row_filters import select_cell
 
 #: inspect's stop reasons that mean "cut at the budget or the context".

@@ -10,8 +10,8 @@ from __future__ import annotations
 def main() -> None:
     from lm_eval.__main__ import cli_evaluate
 
-    from harness_tasks.serving import chat  # noqa: F401  registers g2m-chat, g2m-oracle, g2m-random
-    from harness_tasks.with_lm_eval import baseline_models as models  # noqa: F401  registers g2m-chat, g2m-oracle, g2m-random
+    from harness_tasks.serving import chat  # noqa: F401  registers g2m-chat
+    from harness_tasks.with_lm_eval import baseline_models  # noqa: F401  registers g2m-oracle and g2m-random
     from harness_tasks.with_lm_eval.fixes import lm_eval_fixes
 
     with lm_eval_fixes():

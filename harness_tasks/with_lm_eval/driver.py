@@ -1,26 +1,61 @@
 """``g2m eval`` with lm-eval: ``simple_evaluate`` on the G2M task folder through ``RunnerLM`` (resumable, one
-progress bar, failed requests kept apart), with lm-eval's noise and slow paths fixed for the run (``lm_eval_fixes``)
-and the provenance a leaderboard needs added to lm-eval's own results."""
+progress bar, failed requests kept apart), with lm-eval's noise and slow paths fixed for the run (``fixes``) and the
+provenance a leaderboard needs added to lm-eval's own results.
+
+The target's model arguments become lm-eval's here: ``g2m-chat`` gets the server, the model it serves and the
+concurrency; ``vllm-vlm`` gets a context length that fits the largest answer and one image per prompt, unless the
+user set them.
+"""
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
 
-from g2m_base.errors import UsageError
+from g2m_base.errors import MissingDependency, UsageError
 from g2m_base.files import safe_name
-from harness_tasks.answers.catalog import TASK_VERSION
+from harness_tasks.answers.budget import suggest_max_model_len
+from harness_tasks.answers.catalog import TASK_VERSION, max_budget
 from harness_tasks.evaluation import data
-from harness_tasks.evaluation.backends import missing_backend
+from harness_tasks.evaluation.model_args import ModelArgs
 from harness_tasks.evaluation.score_table import tag_scores
-from harness_tasks.evaluation.settings import BASELINES, CHAT, model_name, run_key, task_folder, versions
+from harness_tasks.evaluation.settings import BASELINES, CHAT, EvalSpec, Target, run_key, versions
+from harness_tasks.with_lm_eval.taskgen import task_folder
+
+#: The package extra that brings each backend's dependencies (default: ``harness``).
+EXTRAS = {"vllm-vlm": "vllm", "vllm": "vllm"}
 
 
-def _backend(spec, model_args: str):
+def missing_backend(model: str, error: ImportError) -> MissingDependency:
+    """The error for a backend whose optional dependencies are not installed, naming the extra that installs them."""
+    return MissingDependency(f"the {model} backend needs {getattr(error, 'name', None) or error}",
+                             EXTRAS.get(model, "harness"))
+
+
+def effective_model_args(model: str, model_args: str | ModelArgs, tasks: tuple[str, ...]) -> str:
+    """``model_args`` with vLLM's context length and image limit filled in when the user left them out."""
+    args = ModelArgs.parse(model_args)
+    if model != "vllm-vlm":
+        return str(args)
+    largest = max_budget(tasks)
+    sized = args.keys() & {"max_model_len", "max_length"} or not largest
+    return str(args.with_defaults(max_model_len=None if sized else suggest_max_model_len(largest), max_images=1))
+
+
+def lm_eval_args(spec: EvalSpec, target: Target) -> str:
+    """The ``model_args`` string lm-eval's backend is created with."""
+    if target.url is None:
+        return effective_model_args(spec.model, target.args, spec.tasks)
+    return str(target.args.with_defaults(
+        base_url=target.url, model=target.served_name, num_concurrent=spec.concurrency,
+        timeout=f"{spec.request_timeout:g}" if spec.request_timeout else None))
+
+
+def _backend(spec: EvalSpec, model_args: str):
     from lm_eval.api.registry import get_model
 
-    from harness_tasks.serving import chat  # noqa: F401  registers g2m-chat, g2m-oracle and g2m-random
-    from harness_tasks.with_lm_eval import baseline_models as models  # noqa: F401  registers g2m-chat, g2m-oracle and g2m-random
+    from harness_tasks.serving import chat  # noqa: F401  registers g2m-chat
+    from harness_tasks.with_lm_eval import baseline_models  # noqa: F401  registers g2m-oracle and g2m-random
 
     try:
         lm_class = get_model(spec.model)
@@ -37,7 +72,8 @@ def _backend(spec, model_args: str):
         raise UsageError(f"the {spec.model} backend could not start with {model_args!r}: {e}") from None
 
 
-def run(spec, model_args: str, provenance: dict, served: dict | None = None) -> dict:
+def run(spec: EvalSpec, target: Target, provenance: dict) -> Path:
+    """Run lm-eval; returns the run folder (``results_*.json`` and one ``samples_*.jsonl`` per task)."""
     from lm_eval import simple_evaluate
     from lm_eval.loggers import EvaluationTracker
     from lm_eval.tasks import TaskManager
@@ -45,14 +81,14 @@ def run(spec, model_args: str, provenance: dict, served: dict | None = None) -> 
     from harness_tasks.with_lm_eval.fixes import lm_eval_fixes
     from harness_tasks.with_lm_eval.resumable import RunnerLM
 
+    model_args = lm_eval_args(spec, target)
     source, revision = data.resolve_source(spec.data)
-    display = spec.serve or model_name(spec.model, model_args)
-    name = safe_name(display)
+    name = safe_name(target.display)
     out = Path(spec.output)
     task_dir = task_folder(source, revision, out / "tasks")
     cache = out / "cache" / f"{name}-{run_key(spec, model_args)}_rank0.db" if spec.resume else None
     lm = RunnerLM(_backend(spec, model_args), cache, chunk=spec.resume_chunk, reasoning_budget=spec.reasoning_budget,
-                  progress=spec.progress, desc=f"g2m {display}"[:60])
+                  progress=spec.progress, desc=f"g2m {target.display}"[:60])
     tracker = EvaluationTracker(output_path=str(out))
     try:
         with lm_eval_fixes():
@@ -70,15 +106,14 @@ def run(spec, model_args: str, provenance: dict, served: dict | None = None) -> 
     results["config"]["model"] = spec.model
     results["g2m"] = {"data": provenance, "task_version": TASK_VERSION, "versions": versions(), "tags": tag_scores(results),
                       "cache": lm.cache_db, "resumed_answers": lm.hits, "generated_answers": lm.misses,
-                      "request_failed": lm.failed, "reasoning_budget": spec.reasoning_budget, "model": display,
+                      "request_failed": lm.failed, "reasoning_budget": spec.reasoning_budget, "model": target.display,
                       "harness": "lm-eval"}
-    if served:
-        results["g2m"]["served_by"] = served
+    if target.served:
+        results["g2m"]["served_by"] = target.served
     samples = results.pop("samples")
-    tracker.general_config_tracker.model_name = display
+    tracker.general_config_tracker.model_name = target.display
     tracker.general_config_tracker.model_name_sanitized = name
     tracker.save_results_aggregated(results=results, samples=samples)
     for task in results["configs"]:
         tracker.save_results_samples(task_name=task, samples=samples[task])
-    results["output_dir"] = str(out / name)
-    return results
+    return out / name

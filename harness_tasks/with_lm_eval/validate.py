@@ -12,8 +12,10 @@ from pathlib import Path
 
 from dataset_builder.spec import IMAGE_PLACEHOLDER
 from harness_tasks import TASK_DIR
-from harness_tasks.answers.catalog import TEMPLATE, DataSource, all_tasks, out_of_sync, tags, write_folder
+from harness_tasks.answers.catalog import all_tasks, tags
 from harness_tasks.answers.score import PROTOCOLS
+from harness_tasks.evaluation.task_yaml import TEMPLATE, DataSource
+from harness_tasks.with_lm_eval.taskgen import out_of_sync, write_folder
 
 
 def expected_names() -> list[str]:

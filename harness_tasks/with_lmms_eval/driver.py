@@ -23,13 +23,16 @@ import lmms_eval  # noqa: F401  (run as a child process; imported here so a miss
 
 from g2m_base.errors import HarnessError
 from g2m_base.untrusted import term
+from harness_tasks.answers.catalog import task_names
 from harness_tasks.answers.replies import from_lmms_eval
+from harness_tasks.answers.score import METRICS
 from harness_tasks.evaluation import data
+from harness_tasks.evaluation.model_args import ModelArgs
 from harness_tasks.evaluation.run_files import HarnessSample, write_run
+from harness_tasks.evaluation.settings import EvalSpec, Target
 from harness_tasks.with_lmms_eval.taskgen import task_folder
 
 LOG_TAIL = 25
-COMPARED = ("exact_match", "cell_accuracy", "parse_failed", "request_failed")
 
 
 
@@ -91,7 +94,7 @@ def read_samples(results_path: Path, tasks: list[str], rows: dict[str, dict]) ->
             answer = from_lmms_eval(_text(line))
             s = HarnessSample(task, row, str(answer), answer.finish_reason, answer.error)
             out.append(s)
-            mismatched += [(task, row["id"], m) for m in COMPARED if m in line and not _same(line[m], s, task, m)]
+            mismatched += [(task, row["id"], m) for m in METRICS if m in line and not _same(line[m], s, task, m)]
     if mismatched:
         task, rid, metric = mismatched[0]
         raise HarnessError(f"{len(mismatched)} per-sample scores differ between lmms-eval's hook and G2M's scoring "
@@ -107,8 +110,19 @@ def _same(logged: float, sample: HarnessSample, task: str, metric: str) -> bool:
     return abs(float(logged) - score.metrics()[metric]) < 1e-12
 
 
-def run(spec, tasks: list[str], model: str, model_args: str, provenance: dict, served: dict | None = None) -> Path:
+def lmms_args(spec: EvalSpec, target: Target) -> tuple[str, str]:
+    """lmms-eval's ``--model`` and ``--model_args``: its ``openai`` backend for a server, else the user's own."""
+    if target.url is None:
+        return target.backend, str(target.args)
+    args = target.args.without("model")  # with a server, model= names the served model: model_version here
+    return "openai", str(ModelArgs(args.pieces + (f"model_version={target.served_name}", f"base_url={target.v1}",
+                                                  f"num_concurrent={spec.concurrency}", "max_retries=3")))
+
+
+def run(spec: EvalSpec, target: Target, provenance: dict) -> Path:
     """Run lmms-eval; returns the G2M run folder it was converted into."""
+    tasks = list(dict.fromkeys(task_names(spec.tasks)))
+    model, model_args = lmms_args(spec, target)
     source, revision = data.resolve_source(spec.data)
     out = Path(spec.output)
     task_dir = task_folder(source, revision, out / "tasks", spec.reasoning_budget)
@@ -131,17 +145,7 @@ def run(spec, tasks: list[str], model: str, model_args: str, provenance: dict, s
     samples = read_samples(results_path, tasks, data.rows_by_id(spec.data))
     block = {"data": provenance, "native": str(results_path), "log": str(log_path), "model_args": model_args,
              "reasoning_budget": spec.reasoning_budget, "lmms_eval_version": results.get("lmms_eval_version")}
-    if served:
-        block["served_by"] = served
-    name = served["vllm_serve"] if served else model_name_of(model, model_args)
-    return write_run(out, name, "lmms-eval", samples, block, {"backend": model, "backend_args": model_args})
+    if target.served:
+        block["served_by"] = target.served
+    return write_run(out, target.display, "lmms-eval", samples, block, {"backend": model, "backend_args": model_args})
 
-
-def model_name_of(model: str, model_args: str) -> str:
-    from harness_tasks.evaluation.settings import model_name
-
-    for part in model_args.split(","):
-        key, _, value = part.partition("=")
-        if key.strip() in ("model_version", "pretrained", "model") and value:
-            return value
-    return model_name(model, model_args)

@@ -22,25 +22,21 @@ from __future__ import annotations
 from pathlib import Path
 
 from dataset_builder.spec import cell_key
-from harness_tasks.answers.catalog import (
+from harness_tasks.answers.catalog import METRICS, TASK_VERSION, all_tasks, budget, tags
+from harness_tasks.answers.score import PROTOCOLS
+from harness_tasks.evaluation.task_yaml import (
     HEADER,
-    METRICS,
-    TASK_VERSION,
     TEMPLATE,
     DataSource,
-    all_tasks,
-    budget,
     data_yaml,
     materialise,
     metadata_yaml,
     metrics_yaml,
     sync_problems,
-    tags,
     variant_key,
     write_files,
     yaml_scalar,
 )
-from harness_tasks.answers.score import PROTOCOLS
 
 LMMS_TASK_DIR = Path(__file__).resolve().parent.parent / "lmms_tasks"
 RELEASE = DataSource()
@@ -109,9 +105,10 @@ def write_all(folder: Path = LMMS_TASK_DIR, source: DataSource = RELEASE, extra_
 
 def write_folder(root: Path, source: DataSource, extra_tokens: int = 0) -> Path:
     """The lmms-eval task folder for ``source`` under ``root`` (written once and reused), hooks included."""
-    folder = root / f"lmms-{variant_key(source)}" / (f"reasoning-{extra_tokens}" if extra_tokens else "answers")
+    files = render_all(source, extra_tokens)
+    folder = root / f"lmms-{variant_key(source, files[TEMPLATE])}" / (f"reasoning-{extra_tokens}" if extra_tokens else "answers")
     folder.parent.mkdir(parents=True, exist_ok=True)
-    return materialise(folder, render_all(source, extra_tokens), LMMS_TASK_DIR)
+    return materialise(folder, files, LMMS_TASK_DIR)
 
 
 def task_folder(source: str, revision: str | None, root: Path, extra_tokens: int = 0) -> Path:

@@ -110,9 +110,8 @@ def export(out: str | Path, data: str | None = None, tasks: tuple[str, ...] = ("
     """Write the TSV for the rows of ``tasks`` (tags or task names; the g2m protocol's rows) of the resolved data."""
     import datasets
 
-    from harness_tasks.answers.catalog import task_info
+    from harness_tasks.answers.catalog import task_info, task_names
     from harness_tasks.evaluation import data as data_module
-    from harness_tasks.evaluation.backends import task_names
 
     cells = {task_info(t)[:2] for t in task_names(tasks)}
     if not cells:
