@@ -76,9 +76,11 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         with contextlib.suppress(OSError):
             tmp.unlink()
+        if isinstance(e, OSError):  # a full disk, a read-only mount: the user's to fix, said in one line
+            raise BuildError(f"could not write {path}: {e.strerror or e}") from None
         raise
 
 
@@ -100,9 +102,21 @@ def remove_stale_temp_files(root: Path) -> int:
 @contextlib.contextmanager
 def build_lock(root: Path) -> Iterator[None]:
     """Create ``root`` if needed and hold an exclusive lock on it, so two builds never interleave."""
+    with folder_lock(root, LOCK_NAME, "another g2m build is writing to {root}; wait for it to finish"):
+        yield
+
+
+@contextlib.contextmanager
+def folder_lock(root: Path, name: str, busy: str) -> Iterator[None]:
+    """Create ``root`` if needed and hold an exclusive advisory lock on ``root/name`` while the block runs.
+
+    A second holder is refused at once with ``busy`` (``{root}`` filled in), never left waiting or crashing later;
+    the kernel drops the lock however the holder ends (SIGKILL included), so no stale lock needs cleaning up.
+    """
+    root = Path(root)
     try:
         root.mkdir(parents=True, exist_ok=True)
-        fd = os.open(root / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(root / name, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as e:
         raise BuildError(f"cannot write to {root}: {e.strerror or e}") from None
     if not os.access(root, os.W_OK):
@@ -116,7 +130,7 @@ def build_lock(root: Path) -> Iterator[None]:
         except ImportError:  # Windows: no advisory locks; builds there are single-user anyway
             pass
         except OSError:
-            raise BuildError(f"another g2m build is writing to {root}; wait for it to finish") from None
+            raise BuildError(busy.format(root=root)) from None
         yield
     finally:
         os.close(fd)

@@ -2,12 +2,18 @@
 
 Only ``G2MError`` (bad input, a missing file, a refused submission) is printed as ``g2m: error: ...``; any other
 exception is a bug and keeps its traceback. A missing optional dependency names the extra of the command that needs
-it; Ctrl-C says that nothing half-written was left behind (every writer is atomic or resumable).
+it; a full disk or a read-only folder is one line naming the path. Ctrl-C, SIGTERM and SIGHUP stop the command the
+same way (what was received is saved, a server started for the run is stopped), say that nothing half-written was
+left behind (every writer is atomic or resumable), and exit with 128 + the signal's number.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
+import os
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -21,6 +27,8 @@ from g2m_base.untrusted import term
 
 #: Our own top-level packages: an ImportError naming one of them is a bug, not a missing dependency.
 OWN_PACKAGES = frozenset({"g2m_base", "dataset_builder", "harness_tasks", "probing", "leaderboard", "g2m_cli"})
+#: OSErrors that are the machine's state, not a bug: shown as one line naming the path.
+ENVIRONMENT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM})
 COMMANDS = (dataset_builder.cli, harness_tasks.cli, probing.cli, leaderboard.cli)
 
 
@@ -51,8 +59,24 @@ def _check_paths(args: argparse.Namespace) -> None:
             raise UsageError(f"--{name.replace('_', '-')} is empty; give a path")
 
 
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised in the main thread like Ctrl-C's KeyboardInterrupt, so the same clean-up runs:
+    answers received are saved, a ``--serve`` server is stopped, nothing half-written is left."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _stop(signum: int, frame) -> None:
+    raise Stopped(signum)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = make_parser().parse_args(argv)
+    for signum in (signal.SIGTERM, signal.SIGHUP):  # a scheduler's pre-emption, a closed terminal
+        with contextlib.suppress(ValueError, OSError):  # not the main thread (a library caller): leave theirs
+            signal.signal(signum, _stop)
     try:
         _check_paths(args)
         return int(args.func(args) or 0)
@@ -64,14 +88,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         return _missing(e, getattr(args, "extra", None))
     except BrokenPipeError:  # `g2m ... | head`: the reader left; say nothing more
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
-    except KeyboardInterrupt:
-        print("g2m: interrupted; nothing half-written was left behind. Run the same command again to resume.",
-              file=sys.stderr)
-        return 130
+    except OSError as e:
+        if e.errno not in ENVIRONMENT_ERRNOS:
+            raise
+        where = f"{e.filename}: " if e.filename else ""  # a full disk or a read-only mount: not a bug
+        print(f"g2m: error: {term(where, 500)}{e.strerror or e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt as e:
+        signum = e.signum if isinstance(e, Stopped) else signal.SIGINT
+        print(f"g2m: stopped ({signal.Signals(signum).name}); what was finished is saved and nothing half-written was "
+              "left behind. Run the same command again to resume.", file=sys.stderr)
+        return 128 + signum
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from g2m_base.bounded_json import read_json
 from g2m_base.errors import MissingDependency
-from g2m_base.files import safe_name
+from g2m_base.files import folder_lock, safe_name
 from harness_tasks.answers.budget import suggest_max_model_len
 from harness_tasks.answers.catalog import max_budget
 from harness_tasks.evaluation import data
@@ -37,6 +37,10 @@ __all__ = ["BASELINES", "CHAT", "HARNESSES", "EvalSpec", "Target", "load_results
            "versions"]
 #: A run's results file holds the 90 tasks' configs and scores: about 200 KB.
 MAX_RESULTS_BYTES = 64 << 20
+#: One run per output folder at a time: a second is refused at once, before any request is sent.
+RUN_LOCK = ".g2m-eval.lock"
+BUSY = ("another g2m eval is running with --out {root}; wait for it to finish, or give this run another --out "
+        "(two runs on one folder would send the same requests twice and race for the answer cache)")
 
 
 def run_eval(spec: EvalSpec) -> dict:
@@ -44,7 +48,7 @@ def run_eval(spec: EvalSpec) -> dict:
     from harness_tasks.with_lm_eval.fixes import quiet_datasets
 
     driver = _driver(spec.harness)  # a missing harness fails here, before any data is read or server started
-    with quiet_datasets():
+    with folder_lock(Path(spec.output), RUN_LOCK, BUSY), quiet_datasets():
         provenance = {**data.provenance(spec.data), "config": data.CONFIG, "content_sha256": data.content_sha256(spec.data)}
         if spec.serve:
             from harness_tasks.serving.launcher import Server, ServeSpec

@@ -15,10 +15,12 @@ def _report(args: argparse.Namespace) -> int:
 
     from leaderboard.report import ReportOptions, build_report
 
-    opts = ReportOptions(patches=tuple(args.patches), input_size=args.input_size, overlay_patch=args.overlay_patch)
+    opts = ReportOptions(patches=tuple(args.patches), input_size=args.input_size, overlay_patch=args.overlay_patch,
+                         allow_partial=args.allow_partial)
     rep = build_report(args.run_dir, args.out, args.probes, opts)
     o = rep["overall"]
-    print(f"{term(rep['model'])}: exact match {o['exact_match']:.3f}, cell accuracy {o['cell_accuracy']:.3f}, parse failed "
+    partial = f"PARTIAL run ({len(rep['partial'])} task(s) incomplete): " if rep.get("partial") else ""
+    print(f"{partial}{term(rep['model'])}: exact match {o['exact_match']:.3f}, cell accuracy {o['cell_accuracy']:.3f}, parse failed "
           f"{o['parse_failed']:.3f}, truncated {o['truncated']:.3f} over {o['n']:,} samples\nreport: {term(rep['output_dir'])}/index.html")
     return 0
 
@@ -80,6 +82,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--patches", type=float, nargs="+", default=list(PATCH_SIZES), help="patch sizes for the alignment analysis")
     p.add_argument("--input-size", type=float, default=float(DEFAULT_RESOLUTION), help="image side the model sees, in px (after its resizing)")
     p.add_argument("--overlay-patch", type=float, default=None, help="draw this patch grid on the heatmaps")
+    p.add_argument("--allow-partial", action="store_true", help="report a run whose samples files do not match what "
+                                                                "it recorded; every table and figure says PARTIAL")
     p.set_defaults(func=_report, extra="report")
 
     p = sub.add_parser("submit", help="write a leaderboard submission file from a run (any harness)")

@@ -35,6 +35,7 @@ class ReportOptions:
     patches: tuple[float, ...] = PATCH_SIZES
     input_size: float = float(DEFAULT_RESOLUTION)
     overlay_patch: float | None = None  # patch grid drawn on the heatmaps
+    allow_partial: bool = False  # report a run whose samples do not match its record, marked partial everywhere
 
     def __post_init__(self) -> None:
         if not self.patches or any(p <= 0 for p in self.patches) or self.input_size <= 0:
@@ -103,7 +104,7 @@ def protocol_comparison(run) -> dict:
 
 def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str | Path | None = None,
                  options: ReportOptions = ReportOptions()) -> dict:
-    run = load_run(run_dir)
+    run = load_run(run_dir, allow_partial=options.allow_partial)
     out = ensure_dir(Path(out) if out else run.folder / "report")
     main = "g2m" if any(s.protocol == "g2m" for s in run.samples) else "paper"
     scored = score_run(run, main)
@@ -113,7 +114,7 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str
     hms = heatmaps(scored)
     counts = {n: sum(1 for r in scored if r.grid_size == n) for n in hms}
     curves = load_probes(probes) if probes else {}
-    model = plot(run.model, 60)
+    model = plot(run.model, 60) + (" (PARTIAL run)" if run.incomplete else "")
     figs = {"accuracy": figures.accuracy_vs_n(tasks, out / "accuracy_vs_n.png", curves,
                                               f"{model}: accuracy against grid size")}
     figs["heatmaps"] = figures.heatmap_grid(hms, counts, out / "heatmaps.png", f"{model}: accuracy of each cell",
@@ -137,7 +138,7 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str
                         for (n, c), s in tasks.items()],
               "patch_alignment": align, "confusion": {str(c): m.tolist() for c, m in conf.items()},
               "colour_bias": {str(c): b for c, b in bias.items()}, "failed_examples": failed_examples(run, scored),
-              "digital_agnosia_gap": gap, "figures": figs}
+              "digital_agnosia_gap": gap, "figures": figs, "partial": list(run.incomplete)}
     write_report(out, report, tasks, overall, run, options)
     report["output_dir"] = str(out)
     return report

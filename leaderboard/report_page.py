@@ -130,10 +130,14 @@ def write_report(out: Path, report: dict, tasks: dict, overall: dict, run, optio
     atomic_write_text(out / "report.json", strict_json(report, indent=1) + "\n")
     figs = report["figures"]
     line = banner(report["provenance"])
-    md = [f"# G2M report: {md_text(run.model)}", "", f"> {md_text(line, 2000)}", "",
+    if report.get("partial"):  # said before any number: these scores do not cover what the run was asked to do
+        line = (f"PARTIAL RUN: {len(report['partial'])} task(s) are incomplete (first: {report['partial'][0]}); "
+                f"every number below covers only the samples that were logged. {line}")
+    title = f"{run.model} (PARTIAL run)" if report.get("partial") else run.model
+    md = [f"# G2M report: {md_text(title)}", "", f"> {md_text(line, 2000)}", "",
           f"Run: {md_text(run.results_path.name)}, {len(run.samples):,} samples.", "",
           f"![accuracy against N]({figs['accuracy']})", ""]
-    body = [f"<h1>G2M report: {esc(run.model)}</h1>", f"<p class=\"banner\">{esc(line)}</p>",
+    body = [f"<h1>G2M report: {esc(title)}</h1>", f"<p class=\"banner\">{esc(line)}</p>",
             f"<p class=\"muted\">Run {esc(run.results_path.name)}, {len(run.samples):,} samples. Figures also as SVG "
             "beside each PNG.</p>", f"<img src=\"{esc(figs['accuracy'])}\" alt=\"accuracy against N\">"]
     for title, text, h, r, keys in _sections(report, tasks, overall, options):

@@ -48,6 +48,7 @@ class Run:
     results_path: Path
     results: dict
     samples: list[Sample]
+    incomplete: tuple[str, ...] = ()  # what the run recorded but its files do not hold (read with allow_partial)
 
     @property
     def model(self) -> str:
@@ -182,11 +183,32 @@ def load_vlmevalkit(path: Path) -> Run:
     return Run(path.parent, path, results, samples)
 
 
-def load_run(path: str | Path) -> Run:
+def missing_samples(results: dict, date: str, logged: dict[str, int], cut: set[str]) -> list[str]:
+    """What the run's record promises and its samples files do not hold, one line per task: a missing file, fewer
+    (or more) samples than recorded, a last line cut short. The record is ``g2m.samples`` (``g2m eval`` writes it)
+    or lm-eval's own ``n-samples``; every task with results must have its samples."""
+    recorded = (results.get("g2m") or {}).get("samples")
+    if not isinstance(recorded, dict):
+        recorded = {t: v.get("effective") for t, v in (results.get("n-samples") or {}).items() if isinstance(v, dict)}
+    problems = []
+    for task in sorted(t for t in {*(results.get("results") or {}), *recorded} if task_info(str(t))):
+        want, got = recorded.get(task), logged.get(task)
+        if got is None:
+            problems.append(f"{task}: its samples file (samples_{task}_{date}.jsonl) is missing")
+        elif task in cut:
+            problems.append(f"{task}: the last line of its samples file is cut short")
+        elif type(want) is int and got != want:
+            problems.append(f"{task}: {got:,} of the {want:,} samples the run recorded are logged")
+    return problems
+
+
+def load_run(path: str | Path, allow_partial: bool = False) -> Run:
     """The newest run in ``path``: its results and every sample, each checked; a bad line is named, never skipped.
     ``path`` may also be a VLMEvalKit prediction file (``<model>_Grid2Matrix.xlsx``/``.tsv``/``.csv``/``.json``).
 
-    A sample logged twice (the same id) is counted once when both copies agree, and refused when they differ.
+    A sample logged twice (the same id) is counted once when both copies agree, and refused when they differ. A run
+    whose samples files do not match what it recorded (``missing_samples``) is refused, naming the first task and
+    what is missing, unless ``allow_partial``: then it is read, and ``Run.incomplete`` says what is missing.
     """
     if Path(path).is_file():
         return load_vlmevalkit(Path(path))
@@ -212,18 +234,26 @@ def load_run(path: str | Path) -> Run:
         if not f.is_file():  # a FIFO or a device would block or never end
             raise RunError(f"{f.name}: not a regular file")
     truth = zero_shot_truth()
+    logged: dict[str, int] = {}
+    cut: set[str] = set()
     for f in files:
-        task_n, task_c, protocol = task_info(f.name[len("samples_"):-len(f"_{date}.jsonl")])
+        task = f.name[len("samples_"):-len(f"_{date}.jsonl")]
+        task_n, task_c, protocol = task_info(task)
+        ids: set[str] = set()
         with open(f, "rb") as fh:
             line_no = 0
             try:
                 for line_no, raw in enumerate(fh, 1):
+                    if not raw.endswith(b"\n"):
+                        cut.add(task)
+                        break
                     line = raw.decode("utf-8")
                     if not line.strip():
                         continue
                     s = _sample(line)
                     s.protocol = protocol
                     _check_against_release(s, task_n, task_c, truth)
+                    ids.add(s.id)
                     key = (protocol, s.id)
                     if key in where:
                         first = where[key]
@@ -234,6 +264,12 @@ def load_run(path: str | Path) -> Run:
                     samples.append(s)
             except (ValueError, RecursionError, UnicodeDecodeError) as e:
                 raise RunError(f"{f.name}:{line_no}: not a G2M sample ({e})") from None
+        logged[task] = len(ids)
+    incomplete = missing_samples(results, date, logged, cut)
+    if incomplete and not allow_partial:
+        more = f" (and {len(incomplete) - 1} more task(s))" if len(incomplete) > 1 else ""
+        raise RunError(f"{folder}: the run of {date} is incomplete: {incomplete[0]}{more}; run the same g2m eval "
+                       "again to finish it, or pass --allow-partial to read what is there (marked partial)")
     if not samples:
         raise RunError(f"{folder}: the samples files of the run of {date} hold no samples")
-    return Run(folder, results_path, results, samples)
+    return Run(folder, results_path, results, samples, tuple(incomplete))

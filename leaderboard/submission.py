@@ -85,7 +85,7 @@ def write_submission(run_dir: str | Path, out: str | Path | None = None, allow_p
     """The run's outputs as a submission: ``records`` from its g2m tasks and, when it ran them, ``paper_records``
     from its g2m_paper tasks (the paper's protocol, with the authors' budget). ``model_info`` (parameters, open
     weights, release date, link: ``model_info.check``) goes into ``metadata.model``."""
-    run = load_run(run_dir)
+    run = load_run(run_dir, allow_partial=allow_partial)
     known = zero_shot_truth()
     doc = {"format": FORMAT, "metadata": metadata_from_run(run.results, run.model)}
     doc["metadata"]["model"].update(model_info or {})

@@ -13,7 +13,12 @@ so exact match 1.0 proves the image crossed the API lossless. It can be told to 
 - ``reasoning``: a number of characters of reasoning, returned in ``reasoning_content`` before the answer, holding a
   decoy matrix of the right shape that a parser must never read; reasoning counts against ``max_tokens`` at one
   token per character, as a real server counts it;
-- ``sentinel``: [N, ...]: answer 200 with the text another harness puts in place of a failed request.
+- ``sentinel``: [N, ...]: answer 200 with the text another harness puts in place of a failed request;
+- ``body``: {N: kind}: answer 200 with a body that is not a well-formed completion (``BODIES``: choices of strings,
+  a string message, no message, a number for content, no choices, not JSON) or, for ``null_content``, a
+  well-formed completion whose content is ``null``; ``body_attempts`` (default: always) limits it to the first k
+  attempts of each request;
+- ``huge``: {N: chars}: the right answer followed by that many characters of chatter (an answer far over any cap).
 
 It counts what it receives (``GET /stats``), so tests can check what was retried. Run as a script it serves until
 killed: ``python tests/vlm_server.py --port P --model NAME [--config JSON]`` (the stand-in ``vllm`` uses this).
@@ -43,6 +48,16 @@ from dataset_builder.render import decode_matrix  # noqa: E402
 from harness_tasks.answers.parsing import format_answer  # noqa: E402
 
 SENTINEL = "[... REQUEST_FAILED after 3 retries: 1 2 3 4 5 6 7 8 9] ..."
+#: Bodies a broken server or proxy may send with HTTP 200, each not a chat completion.
+BODIES = {
+    "choices_of_strings": {"choices": ["x"]},
+    "message_is_a_string": {"choices": [{"index": 0, "message": "[[0]]", "finish_reason": "stop"}]},
+    "no_message": {"choices": [{"index": 0, "finish_reason": "stop"}]},
+    "content_is_a_number": {"choices": [{"index": 0, "message": {"role": "assistant", "content": 7}}]},
+    "no_choices": {"id": "x", "object": "chat.completion"},
+    "empty_choices": {"choices": []},
+    "not_json": "<html>502 Bad Gateway</html>",
+}
 _SIZE = re.compile(r"\b(\d+)x\1 grid")
 
 
@@ -72,6 +87,9 @@ class FakeVLM:
         if attempt <= fail.get(n, 0):
             headers = {"Retry-After": str(self.config["retry_after"])} if "retry_after" in self.config else {}
             return int(self.config.get("fail_status", 500)), {"error": {"message": "simulated server error"}}, headers
+        kind = {int(k): v for k, v in self.config.get("body", {}).items()}.get(n)
+        if kind in BODIES and attempt <= int(self.config.get("body_attempts", 10**9)):
+            return 200, BODIES[kind], {}
         if n in self.config.get("stall", ()):
             time.sleep(float(self.config.get("stall_seconds", 30)))
         header, b64 = image.split(",", 1)
@@ -95,11 +113,18 @@ class FakeVLM:
             finish = "abort" if aborted else "length"
         elif answer is not None and len(answer) > budget:
             answer, finish = answer[:budget], "length"
+        extra = {int(k): v for k, v in self.config.get("huge", {}).items()}.get(n)
+        if extra and answer is not None:
+            answer += "\n" + "That is the grid. " * (int(extra) // 18 + 1)
+        if kind == "null_content":
+            answer = None
         message = {"role": "assistant", "content": answer}
         if reasoning is not None:
             message["reasoning_content"] = reasoning
         return 200, {"id": "cmpl-" + key[:12], "object": "chat.completion", "model": self.model,
-                     "choices": [{"index": 0, "message": message, "finish_reason": finish}]}, {}
+                     "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                     "usage": {"prompt_tokens": 300, "completion_tokens": len(answer or ""),
+                               "total_tokens": 300 + len(answer or "")}}, {}
 
     def handler(self):
         server = self
@@ -108,8 +133,8 @@ class FakeVLM:
             def log_message(self, *args):
                 pass
 
-            def _send(self, status: int, payload: dict, headers: dict | None = None) -> None:
-                data = json.dumps(payload).encode()
+            def _send(self, status: int, payload: dict | str, headers: dict | None = None) -> None:
+                data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
                 self.send_response(status)
                 for name, value in (headers or {}).items():
                     self.send_header(name, value)

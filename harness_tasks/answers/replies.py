@@ -2,14 +2,26 @@
 
 lm-eval passes a backend's strings untouched to ``process_results``, so a ``str`` subclass carries the facts a plain
 string loses: why generation stopped (``finish_reason``: "stop", "length", or ``REQUEST_FAILED`` when no answer came),
-the reasoning a server returned in its own field (logged, never parsed), and the error of a failed request. It
-pickles with its attributes, so answers resumed from the request cache keep them.
+the reasoning a server returned in its own field (logged, never parsed), and the error of a failed request.
+
+Answers are bounded where they enter (``bounded``): a text longer than the parser reads (``MAX_ANSWER_CHARS``) is
+kept cut at that length and flagged ``oversized`` with its original length, so a 50 MB answer costs 256 KB in the
+samples log and the cache. It is scored as that capped text, by every harness and by every later re-scoring of the
+log alike (the log holds exactly what was scored). Reasoning is kept up to ``MAX_LOGGED_REASONING`` characters,
+with its original length.
+
+A ``null`` content is the empty answer in every harness: a parse failure ("empty output"), not a failed request (the
+server did answer, with nothing, as a reasoning model does when its budget ends inside its reasoning). lm-eval's and
+inspect's clients hand over "" themselves; lmms-eval 0.7.3 writes the text "None" into its log (G2M's hook marks the
+sample, ``answer_was_null``) or, when the server sends no ``usage``, fails the request with a Python error
+(``LMMS_NULL_CONTENT``): G2M reads both back as "".
 """
 
 from __future__ import annotations
 
 import re
 
+from harness_tasks.answers.parsing import MAX_ANSWER_CHARS
 from harness_tasks.answers.score import REQUEST_FAILED
 
 #: The longest reasoning text kept in a samples log (a reasoning model can write tens of thousands of tokens).
@@ -22,15 +34,33 @@ class GenText(str):
     finish_reason: str | None = None
     reasoning: str | None = None
     error: str | None = None
+    oversized: int | None = None  # the original length of a text cut at MAX_ANSWER_CHARS
+    reasoning_chars: int | None = None  # the original length of a reasoning cut at MAX_LOGGED_REASONING
 
     def __new__(cls, text: str, finish_reason: str | None = None, reasoning: str | None = None,
-                error: str | None = None):
+                error: str | None = None, oversized: int | None = None, reasoning_chars: int | None = None):
         obj = super().__new__(cls, text)
         obj.finish_reason, obj.reasoning, obj.error = finish_reason, reasoning, error
+        obj.oversized, obj.reasoning_chars = oversized, reasoning_chars
         return obj
 
     def __reduce__(self):
-        return (GenText, (str(self), self.finish_reason, self.reasoning, self.error))
+        return (GenText, (str(self), self.finish_reason, self.reasoning, self.error, self.oversized,
+                          self.reasoning_chars))
+
+
+def bounded(answer: object) -> GenText:
+    """``answer`` as a ``GenText`` whose text and reasoning are within the caps (see the module's docstring)."""
+    text = answer if isinstance(answer, str) else ""
+    finish, reasoning, error = (getattr(answer, k, None) for k in ("finish_reason", "reasoning", "error"))
+    oversized, reasoning_chars = getattr(answer, "oversized", None), getattr(answer, "reasoning_chars", None)
+    if len(text) <= MAX_ANSWER_CHARS and (reasoning is None or len(reasoning) <= MAX_LOGGED_REASONING):
+        return answer if isinstance(answer, GenText) else GenText(text, finish, reasoning, error)
+    if len(text) > MAX_ANSWER_CHARS:
+        oversized, text = len(text), text[:MAX_ANSWER_CHARS]
+    if reasoning is not None and len(reasoning) > MAX_LOGGED_REASONING:
+        reasoning_chars, reasoning = len(reasoning), reasoning[:MAX_LOGGED_REASONING]
+    return GenText(str(text), finish, reasoning, error, oversized, reasoning_chars)
 
 
 def failed(error: str) -> GenText:
@@ -52,18 +82,25 @@ def answer_detail(answer: object) -> dict:
     reasoning = getattr(answer, "reasoning", None)
     if reasoning:
         out["reasoning"] = reasoning[:MAX_LOGGED_REASONING]
-        if len(reasoning) > MAX_LOGGED_REASONING:
-            out["reasoning_chars"] = len(reasoning)
+        chars = max(len(reasoning), getattr(answer, "reasoning_chars", None) or 0)
+        if chars > MAX_LOGGED_REASONING:
+            out["reasoning_chars"] = chars
+    if getattr(answer, "oversized", None):
+        out["oversized"] = True
+        out["answer_chars"] = answer.oversized
     return out
 
 
 #: lmms-eval's openai backend (models/simple/openai.py) returns this text in place of an answer after its retries.
 LMMS_FAILED = re.compile(r"^\[LMMS_EVAL_REQUEST_FAILED after \d+ retries\]")
+#: What lmms-eval 0.7.3's chat client fails with when a server answers ``null`` content and no ``usage``: it counts
+#: words of the content (``None.split()``). The server did answer, with nothing: the empty answer, as elsewhere.
+LMMS_NULL_CONTENT = "'NoneType' object has no attribute 'split'"
 
 
 def from_lmms_eval(text: object) -> GenText:
     """The answer lmms-eval handed over, with a failed request recognised by lmms-eval's sentinel."""
     text = text if isinstance(text, str) else ""
     if LMMS_FAILED.match(text):
-        return failed(text[:500])
-    return GenText(text)
+        return GenText("") if text.endswith(LMMS_NULL_CONTENT) else failed(text[:500])
+    return bounded(text)

@@ -50,10 +50,28 @@ def _stderr(values: list[float]) -> float | str:
     return math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1) / n)
 
 
+def save_run(folder: Path, date: str, samples: dict[str, list[str]], results: dict, default=None) -> Path:
+    """Write one run's files so that a folder is complete or says so.
+
+    Each task's ``samples_<task>_<date>.jsonl`` is written whole (hidden temp file, fsync, rename), then the results
+    file, last, recording how many samples each task logged (``g2m.samples``). A run stopped before the end (a kill,
+    a full disk, Ctrl-C) leaves no results file of its date, so nothing reads its samples as a run; ``g2m report``,
+    ``submit`` and ``validate`` check every task's samples file against the record. ``samples`` holds each task's
+    lines, already serialised; a write that fails raises ``BuildError`` naming the file and the cause.
+    """
+    folder = ensure_dir(Path(folder))
+    results.setdefault("g2m", {})["samples"] = {task: len(lines) for task, lines in samples.items()}
+    for task, lines in samples.items():
+        atomic_write_text(folder / f"samples_{task}_{date}.jsonl", "".join(lines))
+    text = json.dumps(results, indent=2, ensure_ascii=False, default=default) + "\n"
+    atomic_write_text(folder / f"results_{date}.json", text)
+    return folder
+
+
 def write_run(out: Path, model: str, harness: str, samples: list[HarnessSample], g2m_block: dict,
               config: dict | None = None) -> Path:
     """Write ``out/<model>/results_<date>.json`` and the samples files; returns the model folder."""
-    from harness_tasks.answers.replies import GenText
+    from harness_tasks.answers.replies import GenText, bounded
 
     folder = ensure_dir(Path(out) / safe_name(model))
     date = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H-%M-%S.%f")
@@ -62,12 +80,12 @@ def write_run(out: Path, model: str, harness: str, samples: list[HarnessSample],
         info = task_info(s.task)
         if info is None:
             raise ValueError(f"{s.task!r} is not a G2M task")
-        answer = GenText(s.text, s.finish_reason, s.reasoning, s.error)
+        answer = bounded(GenText(s.text, s.finish_reason, s.reasoning, s.error))
         score = score_answer(answer, s.row["matrix"], s.finish_reason, info[2])
         doc = {**_row(s.row), "g2m": {**score.detail(), **answer_detail(answer)}}
         metrics = score.metrics()
         line = {"doc_id": len(by_task.get(s.task, [])), "doc": doc, "target": format_answer(doc["matrix"]),
-                "resps": [[s.text]], "filtered_resps": [s.text], "filter": "none", "metrics": list(metrics),
+                "resps": [[str(answer)]], "filtered_resps": [str(answer)], "filter": "none", "metrics": list(metrics),
                 "harness": harness, **metrics}
         by_task.setdefault(s.task, []).append(line)
     if not by_task:
@@ -85,13 +103,11 @@ def write_run(out: Path, model: str, harness: str, samples: list[HarnessSample],
                                                              "do_sample": False, "until": []},
                          "metadata": {"version": TASK_VERSION}}
         n_samples[task] = {"original": len(lines), "effective": len(lines)}
-        with open(folder / f"samples_{task}_{date}.jsonl", "w", encoding="utf-8") as f:
-            for line in lines:
-                f.write(json.dumps(line, ensure_ascii=False) + "\n")
     doc = {"results": results, "configs": configs, "versions": {t: TASK_VERSION for t in results},
            "n-samples": n_samples, "config": {**(config or {}), "model": harness, "model_args": f"model={model}"},
            "date": datetime.now(timezone.utc).timestamp(), "model_name": model, "harness": harness}
     doc["g2m"] = {**g2m_block, "task_version": TASK_VERSION, "tags": tag_scores(doc), "harness": harness,
                   "request_failed": sum(1 for s in samples if s.finish_reason == "request_failed"), "model": model}
-    atomic_write_text(folder / f"results_{date}.json", json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
-    return folder
+    lines = {task: [json.dumps(line, ensure_ascii=False) + "\n" for line in task_lines]
+             for task, task_lines in sorted(by_task.items())}
+    return save_run(folder, date, lines, doc)

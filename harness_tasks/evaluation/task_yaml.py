@@ -12,11 +12,13 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from dataset_builder.provenance import data_provenance
 from dataset_builder.spec import DATASET_REVISION, HUB_REPO_ID, README_NAME
+from g2m_base.errors import BuildError
 from harness_tasks.answers.catalog import METRICS, TASK_VERSION
 
 
@@ -85,16 +87,43 @@ def write_files(folder: Path, files: dict[str, str]) -> list[str]:
 
 def materialise(folder: Path, files: dict[str, str], installed: Path) -> Path:
     """``folder`` holding ``files`` plus a copy of the installed folder's hooks and README (harnesses resolve
-    ``!function utils.x`` next to the YAML); written once, atomically, and reused while the hooks are unchanged."""
-    if not (folder / TEMPLATE).is_file() or (folder / HELPERS).read_bytes() != (installed / HELPERS).read_bytes():
-        tmp = folder.parent / f".{folder.name}.tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
+    ``!function utils.x`` next to the YAML); written once, atomically, and reused while the hooks are unchanged.
+
+    Race-free: each writer builds its own hidden temp folder and renames it into place; when two processes build the
+    same folder at once, the first rename wins and the other's copy (identical) is dropped. A folder that cannot be
+    written (a full disk, a read-only mount) is one ``BuildError`` naming it, and leaves no partial folder behind."""
+    if _current(folder, installed):
+        return folder
+    tmp = None
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
         write_files(tmp, files)
         shutil.copy2(installed / HELPERS, tmp / HELPERS)
         shutil.copy2(installed / README_NAME, tmp / README_NAME)
-        shutil.rmtree(folder, ignore_errors=True)
-        tmp.rename(folder)
+        try:
+            tmp.rename(folder)  # atomic, and fails if another process put a folder there first
+            tmp = None
+        except OSError:
+            if not _current(folder, installed):  # an outdated folder: set it aside, then take its place
+                stale = Path(tempfile.mkdtemp(prefix=f".{folder.name}.stale.", dir=folder.parent))
+                folder.rename(stale / "old")
+                tmp.rename(folder)
+                tmp = stale
+    except OSError as e:
+        raise BuildError(f"could not write the task folder {folder}: {e.strerror or e}") from None
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
     return folder
+
+
+def _current(folder: Path, installed: Path) -> bool:
+    """``folder`` is complete and its hooks are the installed ones."""
+    try:
+        return (folder / TEMPLATE).is_file() and (folder / HELPERS).read_bytes() == (installed / HELPERS).read_bytes()
+    except OSError:
+        return False
 
 
 def variant_key(source: DataSource, template: str) -> str:

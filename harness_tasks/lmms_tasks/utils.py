@@ -35,6 +35,8 @@ def _results(doc: dict, results: list, protocol: str) -> dict:
     sample = {"id": doc["id"], "grid_size": doc["grid_size"], "num_colors": doc["num_colors"], **score.detail(),
               **answer_detail(answer)}
     sample.pop("cell_mask")  # rebuilt from the text by g2m; the line stays small
+    if results[0] is None:  # a null content: lmms-eval logs it as the text "None"; g2m reads it as the empty answer
+        sample["answer_was_null"] = True
     return {**score.metrics(), "g2m_sample": sample}
 
 

@@ -31,7 +31,7 @@ from lm_eval.models.openai_completions import LocalChatCompletion
 
 from dataset_builder.spec import IMAGE_PLACEHOLDER
 from g2m_base.errors import UsageError
-from harness_tasks.answers.replies import GenText, failed
+from harness_tasks.answers.replies import GenText, bounded, failed
 from harness_tasks.serving.endpoints import chat_url, served_model
 
 #: A loaded server still streams at least this many tokens per second to each request.
@@ -65,20 +65,43 @@ def retry_after(value: str | None) -> float | None:
     return min(max(seconds, 0.0), MAX_RETRY_AFTER) if seconds is not None and math.isfinite(seconds) else None
 
 
-def read_answer(body: str) -> GenText:
-    """The text, finish reason and reasoning of the first choice of a chat-completions response."""
-    data = json.loads(body)
-    choice = data["choices"][0]
-    message = choice.get("message") or {}
+class MalformedResponse(ValueError):
+    """A body that is not a well-formed chat completion: the request failed (retried, never cached), not an answer."""
+
+
+def _expect(value: object, kind: type, what: str) -> object:
+    if not isinstance(value, kind):
+        raise MalformedResponse(f"{what} is {type(value).__name__ if value is not None else 'missing'}, "
+                                f"not {'an object' if kind is dict else 'a list' if kind is list else 'text'}")
+    return value
+
+
+def read_answer(body: str | bytes) -> GenText:
+    """The text, finish reason and reasoning of the first choice of a chat-completions response.
+
+    Anything but a well-formed completion (not JSON, no ``choices``, a choice or message that is not an object, no
+    message, a content that is neither text, a list of parts nor ``null``) raises ``MalformedResponse``. A ``null``
+    content is an empty answer (see ``answers.replies``). The text is bounded (``bounded``) as soon as it is read.
+    """
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError) as e:
+        raise MalformedResponse(f"the body is not JSON ({type(e).__name__})") from None
+    choices = _expect(_expect(data, dict, "the body").get("choices"), list, "choices")
+    if not choices:
+        raise MalformedResponse("choices is empty")
+    choice = _expect(choices[0], dict, "choices[0]")
+    message = _expect(choice.get("message"), dict, "choices[0].message")
     content = message.get("content")
     if isinstance(content, list):  # content parts: keep the text ones, in order
-        content = "".join(p["text"] for p in content if isinstance(p, dict) and p.get("type") == "text")
+        content = "".join(p["text"] for p in content
+                          if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str))
     if content is not None and not isinstance(content, str):
-        raise ValueError(f"message content is a {type(content).__name__}, not text")
+        raise MalformedResponse(f"choices[0].message.content is a {type(content).__name__}, not text")
     reasoning = message.get("reasoning_content") or message.get("reasoning")
     finish = choice.get("finish_reason")
     finish = "length" if finish in _LENGTH else (finish if isinstance(finish, str) else None)
-    return GenText(content or "", finish, reasoning if isinstance(reasoning, str) else None)
+    return bounded(GenText(content or "", finish, reasoning if isinstance(reasoning, str) else None))
 
 
 def _without_placeholder(messages: list[dict]) -> list[dict]:

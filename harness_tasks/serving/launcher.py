@@ -11,6 +11,11 @@ The server is started with G2M's settings unless the user's ``--serve-args`` set
 largest answer (``--max-model-len``), one image per prompt, and ``--generation-config vllm`` (vLLM's neutral
 defaults: otherwise a checkpoint's ``generation_config.json`` can add a repetition penalty to greedy decoding).
 Its output goes to a log file, whose last lines are shown when it fails to start.
+
+The server runs under a small supervisor (``supervisor.py``) tied to this process by a pipe: however ``g2m`` ends
+(a clean finish, an error, Ctrl-C, SIGTERM, SIGHUP, or SIGKILL, which runs no clean-up here), the pipe closes and the
+supervisor stops the server's whole process tree, engine workers and anything that left its process group included:
+SIGTERM, then SIGKILL after ``STOP_GRACE_SECONDS``. Nothing started by ``--serve`` outlives the run.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import contextlib
 import ctypes
 import os
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -34,7 +40,9 @@ from g2m_base.errors import G2MError, UsageError
 from g2m_base.untrusted import term
 
 LOG_TAIL_LINES = 40
-STOP_GRACE_SECONDS = 30.0
+#: How long the server may take to stop after SIGTERM before it is killed (a cluster's SIGKILL usually follows its
+#: SIGTERM by 30 s or more: the server is gone before that).
+STOP_GRACE_SECONDS = 15.0
 
 
 class ServeError(G2MError, RuntimeError):
@@ -127,13 +135,14 @@ class Server:
         cmd = self.spec.command(self.port)
         self.spec.log_path.parent.mkdir(parents=True, exist_ok=True)
         print(f"g2m: starting {term(shlex.join(cmd), 1000)}\n     log: {self.spec.log_path}", file=sys.stderr)
-        try:
-            with open(self.spec.log_path, "ab") as log:
-                self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                             start_new_session=True, preexec_fn=_die_with_parent)
-        except FileNotFoundError:
+        if shutil.which(cmd[0]) is None:
             raise ServeError(f"{self.spec.executable!r} was not found: install vLLM (pip install 'grid2matrix[vllm]') "
-                             "or point --base-url at a server that is already running") from None
+                             "or point --base-url at a server that is already running")
+        supervised = [sys.executable, "-m", "harness_tasks.serving.supervisor", "--grace", str(STOP_GRACE_SECONDS),
+                      "--", *cmd]
+        with open(self.spec.log_path, "ab") as log:
+            self.proc = subprocess.Popen(supervised, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
+                                         start_new_session=True, preexec_fn=_die_with_parent)
         try:
             self._wait_healthy()
         except BaseException:
@@ -176,17 +185,15 @@ class Server:
             print("  | " + term(line.rstrip("\n"), 500), file=sys.stderr)
 
     def stop(self) -> None:
-        """SIGTERM to the server's whole process group (its engine workers too), SIGKILL after a grace period."""
+        """Close the supervisor's pipe: it stops the server's whole tree (SIGTERM, SIGKILL after the grace period)."""
         proc, self.proc = self.proc, None
         if proc is None:
             return
-        if proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=STOP_GRACE_SECONDS)
-            except subprocess.TimeoutExpired:
-                pass
-        with contextlib.suppress(ProcessLookupError, PermissionError):  # stragglers: workers that outlived the server
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=STOP_GRACE_SECONDS + 10)
+        except subprocess.TimeoutExpired:  # a supervisor that cannot stop: take its group down with it
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()

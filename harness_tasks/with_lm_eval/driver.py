@@ -9,6 +9,7 @@ user set them.
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from harness_tasks.answers.budget import suggest_max_model_len
 from harness_tasks.answers.catalog import TASK_VERSION, max_budget
 from harness_tasks.evaluation import data
 from harness_tasks.evaluation.model_args import ModelArgs
+from harness_tasks.evaluation.run_files import save_run
 from harness_tasks.evaluation.score_table import tag_scores
 from harness_tasks.evaluation.settings import BASELINES, CHAT, EvalSpec, Target, run_key, versions
 from harness_tasks.with_lm_eval.taskgen import task_folder
@@ -113,7 +115,30 @@ def run(spec: EvalSpec, target: Target, provenance: dict) -> Path:
     samples = results.pop("samples")
     tracker.general_config_tracker.model_name = target.display
     tracker.general_config_tracker.model_name_sanitized = name
-    tracker.save_results_aggregated(results=results, samples=samples)
-    for task in results["configs"]:
-        tracker.save_results_samples(task_name=task, samples=samples[task])
-    return out / name
+    return _save(out / name, results, samples, tracker)
+
+
+def _save(folder: Path, results: dict, samples: dict, tracker) -> Path:
+    """lm-eval's own files (its tracker's layout and serialisation), written by ``save_run``: each samples file whole,
+    the results file last. lm-eval's tracker would only warn when a write fails ("Could not save sample results")
+    and leave a truncated file behind; here a failed write stops the run with the file and the cause."""
+    from dataclasses import asdict
+    from datetime import datetime
+
+    from lm_eval.utils import handle_non_serializable, hash_string, sanitize_list
+
+    def line(sample: dict) -> str:
+        arguments = {f"gen_args_{i}": {f"arg_{j}": a for j, a in enumerate(arg)}
+                     for i, arg in enumerate(sample["arguments"])}
+        sample = {**sample, "resps": sanitize_list(sample["resps"]), "filtered_resps": sanitize_list(
+            sample["filtered_resps"]), "arguments": arguments, "target": str(sample["target"])}
+        return json.dumps(sample, default=handle_non_serializable, ensure_ascii=False) + "\n"
+
+    tracker.general_config_tracker.log_end_time()
+    results["task_hashes"] = {task: hash_string("".join(s["doc_hash"] + s["prompt_hash"] + s["target_hash"]
+                                                       for s in task_samples))
+                              for task, task_samples in samples.items()}
+    results.update(asdict(tracker.general_config_tracker))
+    date = datetime.now().isoformat().replace(":", "-")
+    lines = {task: [line(s) for s in samples[task]] for task in results["configs"]}
+    return save_run(folder, date, lines, results, default=handle_non_serializable)

@@ -19,6 +19,7 @@ each answer as it arrives (``on_answer``), so a server keeps all its slots busy;
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import inspect
 import logging
@@ -28,8 +29,9 @@ from pathlib import Path
 from lm_eval.api.model import LM, hash_args
 from tqdm.auto import tqdm
 
-from harness_tasks.answers.replies import is_failed
+from harness_tasks.answers.replies import bounded, is_failed
 from harness_tasks.evaluation.images import release_images
+from harness_tasks.with_lm_eval.answer_cache import AnswerCache, CacheError
 
 log = logging.getLogger(__name__)
 COMMIT_SECONDS = 30.0
@@ -48,12 +50,7 @@ class RunnerLM(LM):
         self.inner, self.chunk, self.reasoning_budget = inner, chunk, reasoning_budget
         self.progress, self.desc = progress, desc
         self.cache_db = None if cache_db is None else str(cache_db)
-        self.dbdict = None
-        if cache_db is not None:
-            from sqlitedict import SqliteDict
-
-            Path(cache_db).parent.mkdir(parents=True, exist_ok=True)
-            self.dbdict = SqliteDict(self.cache_db, autocommit=False)
+        self.cache = None if cache_db is None else AnswerCache(cache_db)
         self.MULTIMODAL = getattr(inner, "MULTIMODAL", False)
         self.hits = self.misses = self.failed = 0
 
@@ -90,8 +87,8 @@ class RunnerLM(LM):
 
     def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:
         keys = [hash_args("generate_until", r.args) for r in requests]
-        cacheable = [self.dbdict is not None and not r.args[1].get("do_sample") for r in requests]
-        results = [self.dbdict.get(k) if c else None for k, c in zip(keys, cacheable, strict=True)]
+        cacheable = [self.cache is not None and not r.args[1].get("do_sample") for r in requests]
+        results = [self.cache.get(k) if c else None for k, c in zip(keys, cacheable, strict=True)]
         todo = [i for i, res in enumerate(results) if res is None]
         self.hits += len(requests) - len(todo)
         self.misses += len(todo)
@@ -103,11 +100,11 @@ class RunnerLM(LM):
 
         def record(j: int, answer) -> None:
             i = todo[j]
-            results[i] = answer
+            results[i] = answer = bounded(answer)
             if is_failed(answer):
                 self.failed += 1
             elif cacheable[i]:
-                self.dbdict[keys[i]] = answer
+                self.cache.put(keys[i], answer)
                 state["pending"] += 1
                 if state["pending"] >= self.chunk or time.monotonic() - state["since"] > COMMIT_SECONDS:
                     self._commit(state)
@@ -135,14 +132,18 @@ class RunnerLM(LM):
                                else self.inner.generate_until(block))
                     for j, answer in enumerate(answers, start):
                         record(j, answer)
+        except BaseException:
+            with contextlib.suppress(CacheError):  # keep what was received; the first error is the one to tell
+                self._commit(state)
+            raise
         finally:
-            self._commit(state)
             bar.close()
+        self._commit(state)
         return results
 
     def _commit(self, state: dict) -> None:
-        if self.dbdict is not None and state["pending"]:
-            self.dbdict.commit()  # a crash from here on loses at most one chunk
+        if self.cache is not None and state["pending"]:
+            self.cache.commit()  # a crash from here on loses at most one chunk; a failure raises CacheError here
         state["pending"], state["since"] = 0, time.monotonic()
 
     def loglikelihood(self, requests):
@@ -152,5 +153,5 @@ class RunnerLM(LM):
         return self.inner.loglikelihood_rolling(requests)
 
     def close(self) -> None:
-        if self.dbdict is not None:
-            self.dbdict.close()
+        if self.cache is not None:
+            self.cache.close()

@@ -70,6 +70,8 @@ def _newest_results(native: Path, since: float) -> Path | None:
 
 
 def _text(line: dict) -> str:
+    if (line.get("g2m_sample") or {}).get("answer_was_null"):
+        return ""  # the hook saw None; lmms-eval wrote it down as "None"
     text = line.get("filtered_resps")
     if isinstance(text, list):
         text = text[0] if text else ""
