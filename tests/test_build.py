@@ -69,7 +69,8 @@ def _cli_build(out, *extra):
 
 
 def _visible_parquet(root):
-    return sorted(p for p in root.rglob("*.parquet"))
+    """The shards a reader would see: hidden temp files (``.g2m-tmp-*``, being written) are not among them."""
+    return sorted(p for p in root.rglob("*.parquet") if not p.name.startswith("."))
 
 
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT])

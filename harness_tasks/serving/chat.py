@@ -191,9 +191,9 @@ class G2MChat(LocalChatCompletion):
             wait = None
             try:
                 async with session.post(self.base_url, json=payload, timeout=aiohttp.ClientTimeout(total=seconds)) as resp:
-                    body = await resp.text(errors="replace")
+                    body = await resp.read()  # bytes: JSON reads them as they are, no decoded copy of a huge body
                     if resp.status >= 400:
-                        error = f"HTTP {resp.status}: {body[:300]}"
+                        error = f"HTTP {resp.status}: {body[:300].decode('utf-8', 'replace')}"
                         if resp.status in FINAL_STATUSES:
                             break
                         wait = retry_after(resp.headers.get("Retry-After"))

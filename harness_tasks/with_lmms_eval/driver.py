@@ -49,12 +49,21 @@ def _run_logged(cmd: list[str], log_path: Path, env: dict, echo: bool) -> tuple[
     with open(log_path, "w", encoding="utf-8") as log:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True,
                                 errors="replace", bufsize=1)
-        for line in proc.stdout:
-            log.write(line)
-            tail.append(line.rstrip("\n"))
-            if echo:
-                sys.stderr.write(line)
-        return proc.wait(), list(tail)
+        try:
+            for line in proc.stdout:
+                log.write(line)
+                tail.append(line.rstrip("\n"))
+                if echo:
+                    sys.stderr.write(line)
+            return proc.wait(), list(tail)
+        finally:  # Ctrl-C, SIGTERM, a full log disk: lmms-eval stops with us, never left running
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
 
 
 def _fail(message: str, tail: list[str], log_path: Path) -> HarnessError:
