@@ -51,15 +51,8 @@ def read_bytes(path: Path) -> bytes | bytearray:
     """The document's bytes, gzip inflated, within the size caps; archives and special files refused."""
     if path.is_symlink():
         raise Rejected(f"{path.name} is a symbolic link; submit a regular file")
-    if not path.is_file():
-        raise Rejected(f"{path} is not a file")
-    size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise Rejected(f"file is {size / 2**20:.1f} MiB, over the {MAX_FILE_BYTES >> 20} MiB limit")
-    with open(path, "rb") as f:
-        raw = f.read(MAX_FILE_BYTES + 1)
-    if len(raw) > MAX_FILE_BYTES:
-        raise Rejected(f"file is over the {MAX_FILE_BYTES >> 20} MiB limit")
+    raw = _read_capped(path, MAX_FILE_BYTES, lambda size: f"file is {f'{size / 2**20:.1f} MiB' if size else 'over'}"
+                       f"{', over' if size else ''} the {MAX_FILE_BYTES >> 20} MiB limit")
     if raw[:4] == b"PK\x03\x04" or raw[257:262] == b"ustar" or raw[:3] == b"BZh" or raw[:6] == b"\xfd7zXZ\x00":
         raise Rejected("archives are not accepted: submit one .json or .json.gz file")
     if raw[:2] != b"\x1f\x8b":
@@ -169,19 +162,27 @@ def read_json(path: str | Path, max_bytes: int, what: str = "JSON file") -> obje
     """A small JSON file G2M reads itself, within ``max_bytes``: a regular file (never a FIFO, a device or a link to
     one), strict JSON; anything else is ``Rejected`` in one line naming the file."""
     path = Path(path)
+    raw = _read_capped(path, max_bytes, lambda size: f"{path}: {f'{size:,} bytes, ' if size else ''}over the "
+                       f"{max_bytes:,}-byte limit for a {what}")
+    return loads(raw, str(path))
+
+
+def _read_capped(path: Path, limit: int, too_big: Callable[[int | None], str]) -> bytes:
+    """The bytes of a regular file (never a FIFO or a device: they could block or never end) of at most ``limit``
+    bytes; ``too_big(size)`` words the refusal (size None: it grew past the limit while being read)."""
     try:
         if not path.is_file():
-            raise Rejected(f"{path}: not a regular file")
+            raise Rejected(f"{path} is not a file")
         size = path.stat().st_size
-        if size > max_bytes:
-            raise Rejected(f"{path}: {size:,} bytes, over the {max_bytes:,}-byte limit for a {what}")
+        if size > limit:
+            raise Rejected(too_big(size))
         with open(path, "rb") as f:
-            raw = f.read(max_bytes + 1)
+            raw = f.read(limit + 1)
     except OSError as e:
         raise Rejected(f"{path}: unreadable ({e.strerror or type(e).__name__})") from None
-    if len(raw) > max_bytes:
-        raise Rejected(f"{path}: over the {max_bytes:,}-byte limit for a {what}")
-    return loads(raw, str(path))
+    if len(raw) > limit:
+        raise Rejected(too_big(None))
+    return raw
 
 
 class _Tokens:
