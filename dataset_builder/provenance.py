@@ -8,7 +8,6 @@ id and revision they loaded, or the local build's manifest hash, so a number can
 from __future__ import annotations
 
 import hashlib
-import json
 import sys
 import zlib
 from importlib import metadata
@@ -83,12 +82,9 @@ def data_provenance(source: str, revision: str | None) -> dict:
     out: dict = {"source": source, "revision": revision}
     manifest = Path(source) / MANIFEST_NAME
     if revision is None and manifest.is_file():
-        raw = manifest.read_bytes()
-        out["manifest_sha256"] = hashlib.sha256(raw).hexdigest()
-        try:
-            out["build_params"] = json.loads(raw).get("params")
-        except (ValueError, AttributeError):
-            raise BuildError(f"{manifest} is not a readable manifest") from None
+        params = load_manifest(source)["params"]  # bounded and checked; the bytes read below are as capped
+        out["manifest_sha256"] = hashlib.sha256(manifest.read_bytes()).hexdigest()
+        out["build_params"] = params
     return out
 
 

@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from dataset_builder.generate import Sample
+from g2m_base.bounded_json import loads
 
 #: The release schema in ``datasets``' own serialisation. It is spelled out (rather than taken from
 #: ``Features(...).to_dict()``) so that the parquet bytes do not depend on the installed ``datasets`` version, and so
@@ -139,4 +140,4 @@ def read_shard_metadata(path) -> tuple[int, dict | None, int]:
     meta = pq.ParquetFile(path).metadata
     kv = meta.metadata or {}
     raw = kv.get(SHARD_METADATA_KEY)
-    return meta.num_rows, (json.loads(raw) if raw else None), int(kv.get(NUM_BYTES_KEY, b"0"))
+    return meta.num_rows, (loads(raw, f"{path}: footer metadata") if raw else None), int(kv.get(NUM_BYTES_KEY, b"0"))

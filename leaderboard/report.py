@@ -7,7 +7,6 @@ wrote the run), and the report is plain files: ``index.html`` and ``index.md`` w
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from dataset_builder.spec import (
     PATCH_SIZES,
     PROBE_RESULT_FORMAT,
 )
+from g2m_base.bounded_json import Rejected, read_json
 from g2m_base.errors import UsageError
 from g2m_base.files import ensure_dir
 from g2m_base.untrusted import plot
@@ -56,11 +56,9 @@ def load_probes(folder: str | Path) -> dict[tuple[int, str], dict[int, float]]:
     curves: dict[tuple[int, str], dict[int, float]] = {}
     paths = sorted(Path(folder).rglob("result.json"))
     for p in paths:
-        if not p.is_file() or p.stat().st_size > MAX_PROBE_RESULT_BYTES:
-            continue  # a FIFO, a device (a link to /dev/zero) or something far larger than a result: not ours
-        try:
-            r = json.loads(p.read_text(encoding="utf-8"))
-        except (ValueError, RecursionError, UnicodeDecodeError, OSError):
+        try:  # a FIFO, a device (a link to /dev/zero), something far larger than a result, not JSON: not ours
+            r = read_json(p, MAX_PROBE_RESULT_BYTES, "probe result")
+        except Rejected:
             continue
         if not (isinstance(r, dict) and r.get("format") == PROBE_RESULT_FORMAT):
             continue

@@ -11,7 +11,6 @@ JPEG setting would send quality-85 JPEGs.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from pathlib import Path
 
 import lmms_eval  # noqa: F401  (run as a child process; imported here so a missing install names its extra)
 
+from g2m_base.bounded_json import loads, read_json
 from g2m_base.errors import HarnessError
 from g2m_base.untrusted import term
 from harness_tasks.answers.catalog import task_names
@@ -97,7 +97,8 @@ def read_samples(results_path: Path, tasks: list[str], rows: dict[str, dict]) ->
         path = results_path.with_name(f"{prefix}_samples_{task}.jsonl")
         if not path.is_file():
             raise HarnessError(f"lmms-eval logged no samples for {task} ({path.name} is missing)")
-        for line in map(json.loads, path.read_text(encoding="utf-8").splitlines()):
+        for k, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            line = loads(text, f"{path.name}:{k}")
             sample = line.get("g2m_sample") or {}
             row = rows.get(sample.get("id"))
             if row is None:
@@ -148,7 +149,7 @@ def run(spec: EvalSpec, target: Target, provenance: dict) -> Path:
     if results_path is None:
         raise _fail(f"lmms-eval wrote no results (exit status {status}; it exits 0 even when it finds no task or "
                     "crashes)", tail, log_path)
-    results = json.loads(results_path.read_text(encoding="utf-8"))
+    results = read_json(results_path, 64 << 20, "lmms-eval results file")
     missing = [t for t in tasks if t not in results.get("results", {})]
     if missing:
         raise _fail(f"lmms-eval has no results for {len(missing)} of {len(tasks)} tasks (first: {missing[0]})", tail,
