@@ -98,8 +98,11 @@ def _export(args: argparse.Namespace) -> int:
         raise UsageError(f"--out {str(out)!r}: VLMEvalKit reads <Name>.tsv (e.g. {DATASET_NAME}.tsv)")
     n = export(out, args.data, tasks)
     print(f"wrote {n:,} rows to {term(out)}\n"
-          f"  copy it to $LMUData/{out.name} (default ~/LMUData) and run VLMEvalKit with --data {out.stem} --mode infer;\n"
-          f"  then: g2m report outputs/<model>/T*/<model>_{out.stem}.xlsx  (or .tsv with PRED_FORMAT=tsv)")
+          f"  copy it to $LMUData/{out.name} (default ~/LMUData); its images are named by content hash, so an older\n"
+          f"  $LMUData/images/{out.stem}/ is never reused for other pixels. Run VLMEvalKit with a --config JSON whose\n"
+          f"  data is {{\"{out.stem}\": {{\"class\": \"CustomVQADataset\", \"dataset\": \"{out.stem}\"}}}} (see the README):\n"
+          f"  PRED_FORMAT=tsv python run.py --config cfg.json --mode all\n"
+          f"  then: g2m report outputs/<model>/T<date>-<time>/<model>_{out.stem}.tsv  (an .xlsx cuts long answers)")
     return 0
 
 
@@ -152,7 +155,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("export", help="write G2M for another harness's own format (VLMEvalKit's TSV)",
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
                        description="Write the zero_shot rows as VLMEvalKit's custom-dataset TSV: lossless PNG in "
-                                   "base64, image_path <index>.png, the prompt as question, the row id as g2m_id. "
+                                   "base64, image_path <index>-<content hash>.png, the prompt as question, the row id as g2m_id. "
                                    "g2m report and g2m submit read VLMEvalKit's prediction file back.")
     p.add_argument("target", choices=("vlmevalkit",))
     add_data(p)

@@ -20,8 +20,15 @@ def _report(args: argparse.Namespace) -> int:
     rep = build_report(args.run_dir, args.out, args.probes, opts)
     o = rep["overall"]
     partial = f"PARTIAL run ({len(rep['partial'])} task(s) incomplete): " if rep.get("partial") else ""
-    print(f"{partial}{term(rep['model'])}: exact match {o['exact_match']:.3f}, cell accuracy {o['cell_accuracy']:.3f}, parse failed "
-          f"{o['parse_failed']:.3f}, truncated {o['truncated']:.3f} over {o['n']:,} samples\nreport: {term(rep['output_dir'])}/index.html")
+    failed = round(o["request_failed"] * o["n"])
+    print(f"{partial}{term(rep['model'])}: exact match {o['exact_match']:.3f}, cell accuracy {o['cell_accuracy']:.3f}, "
+          f"parse failed {o['parse_failed']:.3f}, truncated {o['truncated']:.3f}, request failed {o['request_failed']:.3f} "
+          f"({failed:,} without an answer) over {o['n']:,} samples\nreport: {term(rep['output_dir'])}/index.html")
+    cut = rep.get("cut_by_spreadsheet") or []
+    if cut:
+        print(f"warning: {len(cut):,} predictions cut by the .xlsx format at {cut[0]['chars']:,} characters, not scored: "
+              f"{', '.join(term(c['id']) for c in cut[:20])}{' ...' if len(cut) > 20 else ''}; use the .tsv "
+              "(PRED_FORMAT=tsv)", file=sys.stderr)
     return 0
 
 
@@ -76,7 +83,7 @@ def _build(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="tables and figures from a run of the G2M tasks (any harness)")
     p.add_argument("run_dir", help="the run folder of one model (g2m-runs/<model>, from lm-eval, lmms-eval or inspect), "
-                                   "or a VLMEvalKit prediction file (<model>_Grid2Matrix.xlsx/.tsv)")
+                                   "or a VLMEvalKit prediction file (<model>_Grid2Matrix.tsv/.xlsx) or its outputs folder")
     add_out(p, "report folder (default: RUN_DIR/report)", default=None)
     p.add_argument("--probes", default=None, help="folder of g2m probe results to draw against the end-to-end scores")
     p.add_argument("--patches", type=float, nargs="+", default=list(PATCH_SIZES), help="patch sizes for the alignment analysis")
@@ -87,7 +94,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_report, extra="report")
 
     p = sub.add_parser("submit", help="write a leaderboard submission file from a run (any harness)")
-    p.add_argument("run_dir", help="the run folder of one model, or a VLMEvalKit prediction file")
+    p.add_argument("run_dir", help="the run folder of one model, or a VLMEvalKit prediction file (.tsv: an .xlsx "
+                                   "cuts long answers) or its outputs folder")
     add_out(p, "file to write (.json or .json.gz; default RUN_DIR/submission.json.gz)", default=None)
     p.add_argument("--allow-partial", action="store_true", help="write it even if ids are missing (it will not validate)")
     p.add_argument("--params", default=None, help="parameter count, e.g. 8B or 235B-A22B (asked at a terminal)")

@@ -136,7 +136,8 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str
                         for (n, c), s in tasks.items()],
               "patch_alignment": align, "confusion": {str(c): m.tolist() for c, m in conf.items()},
               "colour_bias": {str(c): b for c, b in bias.items()}, "failed_examples": failed_examples(run, scored),
-              "digital_agnosia_gap": gap, "figures": figs, "partial": list(run.incomplete)}
+              "digital_agnosia_gap": gap, "figures": figs, "partial": list(run.incomplete),
+              "cut_by_spreadsheet": [{"id": i, "chars": chars} for i, chars in run.cut]}
     write_report(out, report, tasks, overall, run, options)
     report["output_dir"] = str(out)
     return report

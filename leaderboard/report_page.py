@@ -15,6 +15,7 @@ from g2m_base.untrusted import md as md_text
 from harness_tasks.answers.paper import STRATEGY_NAMES as PAPER_STRATEGY_NAMES
 from harness_tasks.answers.parsing import STRATEGY_NAMES
 from harness_tasks.answers.score import METRICS
+from harness_tasks.with_vlmevalkit.files import EXCEL_CELL_LIMIT
 from leaderboard.html import fmt, fmt_ci, md_table, page, table
 
 #: The per-cell rates of the CSV and the tables: every metric but the strict cell accuracy (a column of its own).
@@ -125,6 +126,18 @@ def _examples(report: dict) -> tuple[list[str], list[str]]:
     return md, body
 
 
+def cut_note(report: dict) -> str:
+    """One paragraph naming every row the spreadsheet format cut (empty when none was)."""
+    cut = report.get("cut_by_spreadsheet") or []
+    if not cut:
+        return ""
+    ids = ", ".join(f"{c['id']} ({c['chars']:,} characters)" for c in cut)
+    return (f"{len(cut):,} prediction{'s' if len(cut) > 1 else ''} stop at exactly {EXCEL_CELL_LIMIT:,} characters, the limit of an "
+            f".xlsx cell: VLMEvalKit's spreadsheet cut {'them' if len(cut) > 1 else 'it'}, not the model, so "
+            f"{'they are' if len(cut) > 1 else 'it is'} left out of every number here (not counted as parse "
+            f"failures): {ids}. Rerun VLMEvalKit with PRED_FORMAT=tsv and report the .tsv, which keeps every character.")
+
+
 def write_report(out: Path, report: dict, tasks: dict, overall: dict, run, options) -> None:
     _csv(out, tasks)
     atomic_write_text(out / "report.json", strict_json(report, indent=1) + "\n")
@@ -134,10 +147,13 @@ def write_report(out: Path, report: dict, tasks: dict, overall: dict, run, optio
         line = (f"PARTIAL RUN: {len(report['partial'])} task(s) are incomplete (first: {report['partial'][0]}); "
                 f"every number below covers only the samples that were logged. {line}")
     title = f"{run.model} (PARTIAL run)" if report.get("partial") else run.model
+    cut = cut_note(report)
     md = [f"# G2M report: {md_text(title)}", "", f"> {md_text(line, 2000)}", "",
+          *([f"> **Cut by the spreadsheet:** {md_text(cut, 100_000)}", ""] if cut else []),
           f"Run: {md_text(run.results_path.name)}, {len(run.samples):,} samples.", "",
           f"![accuracy against N]({figs['accuracy']})", ""]
     body = [f"<h1>G2M report: {esc(title)}</h1>", f"<p class=\"banner\">{esc(line)}</p>",
+            *([f"<p class=\"banner\" id=\"cut\"><b>Cut by the spreadsheet:</b> {esc(cut)}</p>"] if cut else []),
             f"<p class=\"muted\">Run {esc(run.results_path.name)}, {len(run.samples):,} samples. Figures also as SVG "
             "beside each PNG.</p>", f"<img src=\"{esc(figs['accuracy'])}\" alt=\"accuracy against N\">"]
     for title, text, h, r, keys in _sections(report, tasks, overall, options):

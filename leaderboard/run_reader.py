@@ -4,7 +4,7 @@ the same run (lm-eval keeps every run of a model side by side, told apart only b
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +24,10 @@ FINISH_REASONS = frozenset({"stop", "length", "content_filter", "tool_calls", RE
 
 class RunError(G2MError, ValueError):
     """The folder is not a usable lm-eval run of the G2M tasks."""
+
+
+class NoResults(RunError):
+    """The folder holds no lm-eval results at all (it may be a VLMEvalKit outputs folder)."""
 
 
 @dataclass
@@ -49,6 +53,13 @@ class Run:
     results: dict
     samples: list[Sample]
     incomplete: tuple[str, ...] = ()  # what the run recorded but its files do not hold (read with allow_partial)
+    #: Rows whose text the file that carried them cut (a VLMEvalKit .xlsx cell at Excel's 32,767 characters):
+    #: (id, characters kept). They are not samples: the model's answer is not in the file, so nothing is scored.
+    cut: list[tuple[str, int]] = field(default_factory=list)
+
+    @property
+    def harness(self) -> str:
+        return str((self.results.get("g2m") or {}).get("harness") or "lm-eval")
 
     @property
     def model(self) -> str:
@@ -71,7 +82,7 @@ def locate(path: str | Path) -> Path:
     if len(children) == 1:
         return children[0]
     if not children:
-        raise RunError(f"{folder} holds no lm-eval results (results_*.json); run g2m eval or lm_eval --output_path")
+        raise NoResults(f"{folder} holds no lm-eval results (results_*.json); run g2m eval or lm_eval --output_path")
     raise RunError(f"{folder} holds runs of several models ({', '.join(c.name for c in children)}); pick one")
 
 
@@ -155,32 +166,49 @@ def check_results(results: dict, name: str) -> None:
 
 def load_vlmevalkit(path: Path) -> Run:
     """A VLMEvalKit prediction file (for the TSV of ``g2m export vlmevalkit``) as a run: each row's target comes from
-    its id (regenerated from its seed, never read from the file), its text from the ``prediction`` column."""
-    from harness_tasks.with_vlmevalkit.files import DATASET_NAME, data_hash, read_predictions
+    its id (regenerated from its seed, never read from the file), its text from the ``prediction`` column. A row the
+    spreadsheet cut is kept apart in ``Run.cut``: it is neither scored nor counted as the model's parse failure."""
+    from harness_tasks.with_vlmevalkit.files import DATASET_NAME, read_predictions
 
     truth = zero_shot_truth()
     try:
         predictions = read_predictions(path)
-        content = data_hash(path)
     except G2MError as e:
         raise RunError(str(e)) from None
-    samples, seen = [], set()
-    for rid, text, failed in predictions:
+    samples, seen, cut = [], set(), []
+    for rid, text, failed, was_cut in predictions.rows:
         t = truth.get(rid)
         if t is None:
             raise RunError(f"{path.name}: unknown G2M id {rid[:80]!r}")
         if rid in seen:
             raise RunError(f"{path.name}: id {rid} appears more than once")
         seen.add(rid)
+        if was_cut and not failed:
+            cut.append((rid, len(text)))
+            continue
         samples.append(Sample(rid, t.grid_size, t.num_colors, truth_matrix(t), "" if failed else text,
                               finish_reason=REQUEST_FAILED if failed else None))
     if not samples:
-        raise RunError(f"{path.name}: no predictions")
+        raise RunError(f"{path.name}: no predictions" + (f" ({len(cut):,} cut by the .xlsx format; use the .tsv)"
+                                                          if cut else ""))
     model = path.stem[: -len(f"_{DATASET_NAME}")] if path.stem.endswith(f"_{DATASET_NAME}") else path.stem
+    versions = {k: v for k, v in predictions.versions.items() if v}
     results = {"config": {"model": "vlmevalkit", "model_args": f"model={model}"},
-               "g2m": {"harness": "vlmevalkit", "data": {"source": "VLMEvalKit TSV from g2m export vlmevalkit",
-                                                         "content_sha256": content}}}
-    return Run(path.parent, path, results, samples)
+               "g2m": {"harness": "vlmevalkit", "task_version": predictions.task_version, "versions": versions,
+                       "data": {"source": "VLMEvalKit TSV from g2m export vlmevalkit",
+                                "content_sha256": predictions.content_sha256}}}
+    return Run(path.parent, path, results, samples, cut=cut)
+
+
+def _prediction_file(folder: Path) -> Path:
+    """The VLMEvalKit prediction file inside a folder that holds no lm-eval results (its outputs folder), or a
+    one-line error saying what to pass."""
+    from harness_tasks.with_vlmevalkit.files import find_prediction_file
+
+    try:
+        return find_prediction_file(folder)
+    except G2MError as e:
+        raise RunError(str(e)) from None
 
 
 def missing_samples(results: dict, date: str, logged: dict[str, int], cut: set[str]) -> list[str]:
@@ -204,7 +232,8 @@ def missing_samples(results: dict, date: str, logged: dict[str, int], cut: set[s
 
 def load_run(path: str | Path, allow_partial: bool = False) -> Run:
     """The newest run in ``path``: its results and every sample, each checked; a bad line is named, never skipped.
-    ``path`` may also be a VLMEvalKit prediction file (``<model>_Grid2Matrix.xlsx``/``.tsv``/``.csv``/``.json``).
+    ``path`` may also be a VLMEvalKit prediction file (``<model>_Grid2Matrix.xlsx``/``.tsv``/``.csv``/``.json``), or
+    a folder of VLMEvalKit's outputs that holds exactly one.
 
     A sample logged twice (the same id) is counted once when both copies agree, and refused when they differ. A run
     whose samples files do not match what it recorded (``missing_samples``) is refused, naming the first task and
@@ -212,7 +241,10 @@ def load_run(path: str | Path, allow_partial: bool = False) -> Run:
     """
     if Path(path).is_file():
         return load_vlmevalkit(Path(path))
-    folder = locate(path)
+    try:
+        folder = locate(path)
+    except NoResults:  # a VLMEvalKit outputs folder: its one prediction file
+        return load_vlmevalkit(_prediction_file(Path(path)))
     results_path = _results_files(folder)[-1]
     date = _RESULTS.fullmatch(results_path.name).group("date")
     if not results_path.is_file():

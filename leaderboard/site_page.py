@@ -14,6 +14,7 @@ from dataset_builder.spec import README_NAME, SUBMISSIONS_REPO_ID, SUBMISSIONS_U
 from g2m_base.files import atomic_write_text
 from g2m_base.untrusted import esc
 from g2m_base.untrusted import md as md_text
+from leaderboard import front_figure
 from leaderboard.html import fmt, md_table, page, table
 from leaderboard.submission import RELEASE
 
@@ -144,7 +145,8 @@ def write_index(out: Path, rows: list[dict], reported: dict, rejected: list[dict
     tabs = "".join(f"<button class=\"tab\" data-view=\"{v}\" aria-selected=\"{str(v == 'all').lower()}\">"
                    f"{VIEW_NAMES[v]}</button>" for v in VIEWS)
     views = "".join(f"<div class=\"view\" id=\"view-{v}\"{'' if v == 'all' else ' hidden'}>"
-                    f"{_board(ranked, v, 'board' if v == 'all' else f'board-{v}')}</div>" for v in VIEWS)
+                    f"{_board(ranked, v, 'board' if v == 'all' else f'board-{v}')}"
+                    f"{front_figure.figure(ranked, v, f'figure-{v}') if ranked else ''}</div>" for v in VIEWS)
     rej = (table(["file", "reason"], [[r["file"], r["reason"]] for r in rejected], text_cols=2) if rejected
            else "<p class=\"muted\">none</p>")
     body = (
@@ -165,7 +167,8 @@ def write_index(out: Path, rows: list[dict], reported: dict, rejected: list[dict
         + table(REPORTED_HEADERS, _reported_rows(reported), text_cols=7, attrs="id=\"reported\"")
         + f"<h2>Rejected submissions</h2>{rej}"
         "<p class=\"muted\">Also as <a href=\"leaderboard.csv\">CSV</a> and <a href=\"leaderboard.md\">markdown</a>.</p>")
-    html = page("Grid2Matrix leaderboard", body, SCRIPT).replace("</style>", EXTRA_STYLE + "</style>", 1)
+    html = page("Grid2Matrix leaderboard", body, SCRIPT + front_figure.SCRIPT).replace(
+        "</style>", EXTRA_STYLE + front_figure.STYLE + "</style>", 1)
     atomic_write_text(out / "index.html", html)
     _write_tables(out, ranked, local, reported)
 

@@ -36,6 +36,12 @@ FORMAT = "g2m-submission/1"
 MAX_OUTPUT_CHARS = MAX_ANSWER_CHARS  # longer outputs could never parse anyway
 RELEASE, LOCAL = "release", "local build"
 _SECRET = re.compile(r"(?i)(api[_-]?key|token|secret|password)=[^,]*")
+#: How to ask again for the answers that failed, in the harness the run came from.
+RETRY_ADVICE = {"g2m": "retry them (with g2m eval, running the same command again retries exactly those)",
+                "vlmevalkit": "retry them (run VLMEvalKit's run.py again with the same arguments and --reuse: it asks "
+                              "again for every prediction that failed)"}
+COVER_ADVICE = ("export every row (g2m export vlmevalkit, whose default --tasks g2m is the whole release) and run "
+                "VLMEvalKit on it")
 
 __all__ = ["FORMAT", "LOCAL", "MAX_FILE_BYTES", "MAX_OUTPUT_CHARS", "RELEASE", "Rejected", "Validation",
            "metadata_from_run", "validate", "write_submission"]
@@ -66,12 +72,15 @@ def metadata_from_run(results: dict, model: str) -> dict:
     configs = results.get("configs", {})
     budgets = {t: c.get("generation_kwargs", {}).get("max_gen_toks") for t, c in sorted(configs.items())}
     date = results.get("date")
+    harness = results.get("g2m", {}).get("harness")
+    extra = {"vlmevalkit": _version(results, "vlmevalkit")} if harness == "vlmevalkit" else {}
     return {
         "model": {"id": model, "revision": parsed.get("revision") or None, "backend": cfg.get("model"),
                   "model_args": args},
         "versions": {"grid2matrix": _version(results, "grid2matrix"), "lm_eval": results.get("lm_eval_version"),
                      "transformers": results.get("transformers_version") or _version(results, "transformers"),
-                     "vllm": _version(results, "vllm"), "torch": _version(results, "torch"), "submitted_with": __version__},
+                     "vllm": _version(results, "vllm"), "torch": _version(results, "torch"), "submitted_with": __version__,
+                     **extra},
         "dataset": {"source": data.get("source"), "revision": data.get("revision"),
                     "manifest_sha256": data.get("manifest_sha256"), "content_sha256": data.get("content_sha256")},
         "generation": {"task_version": results.get("g2m", {}).get("task_version"), "gen_kwargs": cfg.get("gen_kwargs"),
@@ -89,11 +98,16 @@ def write_submission(run_dir: str | Path, out: str | Path | None = None, allow_p
     known = zero_shot_truth()
     doc = {"format": FORMAT, "metadata": metadata_from_run(run.results, run.model)}
     doc["metadata"]["model"].update(model_info or {})
+    if run.cut:
+        first, chars = run.cut[0]
+        raise Rejected(f"{len(run.cut):,} predictions in {run.results_path.name} stop at exactly {chars:,} characters, "
+                       f"the limit of an .xlsx cell: the spreadsheet cut them, not the model (first: {first}); submit "
+                       "the .tsv (rerun VLMEvalKit with PRED_FORMAT=tsv), which keeps every character")
     failed = [s.id for s in run.samples if s.request_failed]
     if failed and not allow_partial:
-        raise Rejected(f"{len(failed):,} of the run's requests failed and have no answer (first: {failed[0]}); retry "
-                       "them (with g2m eval, running the same command again retries exactly those), or pass "
-                       "--allow-partial to submit without them")
+        raise Rejected(f"{len(failed):,} of the run's requests failed and have no answer (first: {failed[0]}); "
+                       f"{RETRY_ADVICE.get(run.harness, RETRY_ADVICE['g2m'])}, or pass --allow-partial to submit "
+                       "without them")
     for key, protocol in (("records", "g2m"), ("paper_records", "paper")):
         by_id = {s.id: s.output for s in run.samples if s.protocol == protocol and not s.request_failed}
         if not by_id and protocol == "paper":
@@ -101,9 +115,10 @@ def write_submission(run_dir: str | Path, out: str | Path | None = None, allow_p
         missing = [i for i in known if i not in by_id]
         if missing and not allow_partial:
             tag = "g2m" if protocol == "g2m" else "g2m_paper"
+            how = (COVER_ADVICE if run.harness == "vlmevalkit"
+                   else f"evaluate all of {tag} with the release")
             raise Rejected(f"the run's {tag} tasks cover {len(known) - len(missing):,} of the {len(known):,} zero_shot "
-                           f"ids (first missing: {missing[0]}); evaluate all of {tag} with the release, or pass "
-                           "--allow-partial")
+                           f"ids (first missing: {missing[0]}); {how}, or pass --allow-partial")
         doc[key] = [{"id": i, "output": by_id[i]} for i in known if i in by_id]
     raw = json.dumps(doc).encode("ascii")  # every non-ASCII character escaped: any output round-trips
     own = (run.results_path, *run.folder.glob("samples_*"), *run.folder.glob("results_*.json"))

@@ -6,10 +6,11 @@ PYTHON=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 PIP=(.venv/bin/python -m pip install -q)
 "${PIP[@]}" --upgrade pip
-# torch first, pinned: this takes the CPU build from the machine's disk; an unpinned torch (pulled in by
-# transformers or lm-eval) would download a multi-GB CUDA build. On a GPU machine use the [vllm] extra instead.
+# torch first, pinned, in the build that fits the machine (scripts/install_torch.sh: a wheel on this disk, as on CI,
+# else uv's --torch-backend auto: CPU without an NVIDIA GPU, CUDA with one); an unpinned torch pulled in by
+# transformers or lm-eval would be a multi-GB CUDA build whatever the machine.
 TORCH="torch==${G2M_TORCH_VERSION:-2.13.0}"
-"${PIP[@]}" "$TORCH"
+bash scripts/install_torch.sh .venv/bin/python
 "${PIP[@]}" "$TORCH" -e ".[harness,probing,report,inspect,lmms-eval,dev]"
 # lmms-eval without its dependency list (see pyproject.toml's lmms-eval extra for why), and never torchvision.
 "${PIP[@]}" --no-deps "lmms-eval==0.7.3" 2>&1 | grep -v "lmms-eval 0.7.3 requires" || true

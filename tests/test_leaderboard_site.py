@@ -203,3 +203,89 @@ def test_csv_markdown_and_space_metadata(site):
                                 "~perfect-again.json.gz"]
     assert "built-in baseline" in rejected["oracle-again.json"]
     assert rejected["~perfect-again.json.gz"] == "the same submission as perfect.json.gz (shown once)"
+
+
+# --- the front-page figure: cell accuracy against N, one line per ranked model --------------------------------------
+
+def _lines(page, view: str) -> list[tuple[str, bool]]:
+    """(model, drawn) for every line of a tab's figure, best first."""
+    return page.eval_on_selector_all(
+        f"#figure-{view} g.line", "gs => gs.sort((a, b) => a.dataset.rank - b.dataset.rank).map(g => "
+        "[g.getAttribute('data-model'), getComputedStyle(g).display !== 'none' && g.querySelectorAll('circle').length > 0])")
+
+
+def _board_names(page, table: str) -> list[str]:
+    return page.eval_on_selector_all(f"{table} tbody tr", "rows => rows.map(r => r.getAttribute('data-name'))")
+
+
+def test_the_front_figure_draws_every_ranked_model_above_how_to_submit(site, browser):
+    page, problems = _open(browser, site["url"] + "index.html")
+    lines = _lines(page, "all")
+    assert [name for name, _ in lines] == _board_names(page, "#board")  # the board's models, in its order
+    assert all(drawn for _, drawn in lines) and len(lines) == 4
+    assert HOSTILE_NAME in [name for name, _ in lines]  # a name is text in the SVG too
+    chance = page.eval_on_selector_all("#figure-all line.chance", "ls => ls.map(l => +l.dataset.chance)")
+    assert chance == [3, 5, 10]
+    assert page.eval_on_selector("#figure-all", "f => !!(f.compareDocumentPosition(document.querySelector('.howto')) "
+                                                "& Node.DOCUMENT_POSITION_FOLLOWING)")  # above "How to submit"
+    oracle = page.eval_on_selector("#figure-all g.line[data-model='g2m-oracle'] polyline", "p => p.getAttribute('points')")
+    assert len(oracle.split()) == 15  # one point per grid size
+    page.click("button[data-view=c10]")
+    assert page.is_visible("#figure-c10 svg") and page.is_hidden("#figure-all svg")
+    assert page.eval_on_selector_all("#figure-c10 line.chance", "ls => ls.map(l => +l.dataset.chance)") == [10]
+    assert [name for name, _ in _lines(page, "c10")] == _board_names(page, "#board-c10")
+    assert problems == []
+
+
+@pytest.fixture(scope="module")
+def crowded(tmp_path_factory):
+    """Thirteen ranked models (real outputs, really scored: model k misreads a share of cells that grows with N and
+    k), so the figure has more lines than it draws at first."""
+    import json
+
+    import numpy as np
+
+    from harness_tasks.answers.parsing import format_answer
+    from leaderboard.rescore import score_output, truth_matrix, zero_shot_truth
+    from leaderboard.site import REPORTED, summaries
+    from leaderboard.site_page import VIEWS, write_index
+
+    first = {}
+    for t in zero_shot_truth().values():
+        first.setdefault((t.grid_size, t.num_colors), t)
+    rows = []
+    for k in range(13):
+        rng = np.random.default_rng(k)
+        scored = []
+        for (n, c), t in sorted(first.items()):
+            target = truth_matrix(t)
+            wrong = rng.random(target.shape) < min(1.0, 0.02 * k + (n / 64) ** 1.5 * (0.3 + 0.05 * k))
+            scored.append(score_output(t.id, format_answer(np.where(wrong, (target + 1) % c, target)), target, c))
+        row = {"name": HOSTILE_NAME if k == 11 else f"model-{k:02d}", "kind": "submission", "scored": scored,
+               "meta": {"model": {"id": f"m{k}"}}, "data": "release", "page": f"models/m{k}.html"}
+        row["views"] = {v: summaries(row, v) for v in VIEWS}
+        rows.append(row)
+    out = tmp_path_factory.mktemp("crowded")
+    write_index(out, rows, json.loads(REPORTED.read_text()), [])
+    return (out / "index.html").as_uri()
+
+
+def test_the_front_figure_draws_the_top_ten_and_the_rest_on_request(crowded, browser):
+    page, problems = _open(browser, crowded)
+    page.set_viewport_size({"width": 1100, "height": 900})
+    lines = _lines(page, "all")
+    assert [name for name, _ in lines] == _board_names(page, "#board") and len(lines) == 13
+    assert [drawn for _, drawn in lines] == [True] * 10 + [False] * 3
+    legend = page.eval_on_selector_all("#figure-all .legend label", "ls => ls.map(l => l.textContent)")
+    assert len(legend) == 13 and all(f"{k + 1}. {name}" in legend[k] for k, (name, _) in enumerate(lines))
+    page.click("#figure-all details summary")
+    page.check("#figure-all input[data-line='figure-all-line-12']")  # the 13th: drawn on request
+    page.uncheck("#figure-all input[data-line='figure-all-line-0']")  # the best: hidden on request
+    assert [drawn for _, drawn in _lines(page, "all")] == [False] + [True] * 9 + [False, False, True]
+    box = page.eval_on_selector("#figure-all svg", "s => s.getBoundingClientRect().width")
+    label = page.eval_on_selector("#figure-all svg text", "t => t.getBoundingClientRect().height")
+    assert box >= 650 and label >= 11  # readable at 1,100 px: wide enough, labels at least 11 px high
+    page.click("button[data-view=c3]")
+    assert [drawn for _, drawn in _lines(page, "c3")] == [True] * 10 + [False] * 3  # each tab its own ten
+    assert page.eval_on_selector_all("#figure-c3 line.chance", "ls => ls.map(l => +l.dataset.chance)") == [3]
+    assert problems == []

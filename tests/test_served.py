@@ -177,6 +177,11 @@ if mode == "crash":
     sys.exit(3)
 if mode == "hang":
     time.sleep(3600)
+if mode == "loading":  # weights load with a progress bar, as vLLM's does (carriage returns, no newline)
+    for k in range(1, 5):
+        print(f"Loading safetensors checkpoint shards: {{k}}/4", end="\\r", flush=True)
+        time.sleep(0.8)
+    print("INFO capturing CUDA graphs", flush=True)
 time.sleep(1.5)  # a model takes a while to load: the health wait must hold
 import vlm_server
 vlm_server.main(["--port", argv[argv.index("--port") + 1], "--model", argv[1]])
@@ -255,3 +260,21 @@ def test_the_stand_in_server_really_speaks_http(stand_in_vllm, tmp_path):
         assert _alive(pid)
     assert not _alive(pid)
     assert "loading the model" in (tmp_path / "serve.log").read_text()
+
+
+def test_the_wait_shows_the_time_and_the_logs_last_line_until_the_server_is_ready(stand_in_vllm, tmp_path, monkeypatch,
+                                                                                  capfd):
+    from harness_tasks.serving import wait_display
+    from harness_tasks.serving.launcher import Server, ServeSpec
+
+    monkeypatch.setenv("FAKE_VLLM_MODE", "loading")
+    monkeypatch.setattr(wait_display, "PLAIN_EVERY_S", 0.5)
+    with Server(ServeSpec("org/tiny-vlm", 4096, log_path=tmp_path / "serve.log")):
+        pass
+    err = capfd.readouterr().err
+    waits = [line for line in err.splitlines() if line.startswith("g2m: waiting for the server, ")]
+    assert any("| Loading safetensors checkpoint shards: " in w for w in waits)  # a progress bar's last refresh
+    shards = {w.split("shards: ")[1] for w in waits if "shards: " in w}
+    assert len(shards) >= 2  # refreshed while it loaded, not one line and silence
+    assert waits[-1].startswith("g2m: waiting for the server, 0:0") and "ready at http://127.0.0.1:" in err
+    assert err.index(waits[-1]) < err.index("server ready")

@@ -18,7 +18,10 @@ so exact match 1.0 proves the image crossed the API lossless. It can be told to 
   a string message, no message, a number for content, no choices, not JSON) or, for ``null_content``, a
   well-formed completion whose content is ``null``; ``body_attempts`` (default: always) limits it to the first k
   attempts of each request;
-- ``huge``: {N: chars}: the right answer followed by that many characters of chatter (an answer far over any cap).
+- ``huge``: {N: chars}: the right answer followed by that many characters of chatter (an answer far over any cap);
+- ``allowed_local_media_path``: a folder whose files may be sent as ``file://`` URLs, as vLLM's
+  ``--allowed-local-media-path`` allows (VLMEvalKit's ``--local-media`` sends its dumped PNGs so); any other file is
+  refused with HTTP 400, as vLLM refuses it.
 
 It counts what it receives (``GET /stats``), so tests can check what was retried. Run as a script it serves until
 killed: ``python tests/vlm_server.py --port P --model NAME [--config JSON]`` (the stand-in ``vllm`` uses this).
@@ -92,8 +95,16 @@ class FakeVLM:
             return 200, BODIES[kind], {}
         if n in self.config.get("stall", ()):
             time.sleep(float(self.config.get("stall_seconds", 30)))
-        header, b64 = image.split(",", 1)
-        with Image.open(io.BytesIO(base64.b64decode(b64))) as im:
+        if image.startswith("file://"):
+            allowed = self.config.get("allowed_local_media_path")
+            path = Path(image[len("file://"):]).resolve()
+            if not allowed or not path.is_relative_to(Path(allowed).resolve()):
+                return 400, {"error": {"message": f"{path} is not under --allowed-local-media-path"}}, {}
+            header, raw = ("data:image/png;base64" if path.suffix == ".png" else "file"), path.read_bytes()
+        else:
+            header, b64 = image.split(",", 1)
+            raw = base64.b64decode(b64)
+        with Image.open(io.BytesIO(raw)) as im:
             fmt, rgb = im.format, np.asarray(im.convert("RGB"))
         answer = format_answer(decode_matrix(rgb, n)) if fmt == "PNG" and header == "data:image/png;base64" else "?"
         if n in self.config.get("sentinel", ()):

@@ -38,6 +38,7 @@ from pathlib import Path
 
 from g2m_base.errors import G2MError, UsageError
 from g2m_base.untrusted import term
+from harness_tasks.serving.wait_display import WaitDisplay
 
 LOG_TAIL_LINES = 40
 #: How long the server may take to stop after SIGTERM before it is killed (a cluster's SIGKILL usually follows its
@@ -154,22 +155,29 @@ class Server:
         self.stop()
 
     def _wait_healthy(self) -> None:
-        deadline = time.monotonic() + self.spec.startup_timeout
+        display = WaitDisplay(self.spec.log_path)  # the time waited and the log's last line, refreshed
+        start = time.monotonic()
+        deadline = start + self.spec.startup_timeout
         health = self.url[: -len("/v1")] + "/health"
         while time.monotonic() < deadline:
             code = self.proc.poll()
             if code is not None:
+                display.close()
                 self._show_log()
                 raise ServeError(f"vllm serve exited with code {code} before it was ready; its log is "
                                  f"{self.spec.log_path} (last lines above)")
             try:
                 with urllib.request.urlopen(health, timeout=5) as resp:  # noqa: S310  (our own loopback URL)
                     if resp.status == 200:
-                        print(f"g2m: server ready at {self.url}", file=sys.stderr)
+                        display.close()
+                        print(f"g2m: server ready at {self.url} after {time.monotonic() - start:.0f} s",
+                              file=sys.stderr)
                         return
             except (urllib.error.URLError, OSError):
                 pass
+            display.update(time.monotonic() - start)
             time.sleep(1.0)
+        display.close()
         self._show_log()
         raise ServeError(f"vllm serve was not healthy after {self.spec.startup_timeout:.0f} s (raise --serve-timeout "
                          f"for a large checkpoint); its log is {self.spec.log_path}")

@@ -2,32 +2,79 @@
 
 VLMEvalKit is not on PyPI and scores a custom free-form dataset only inside its own package, so G2M meets it at the
 files: ``g2m export vlmevalkit`` writes ``Grid2Matrix.tsv`` (one row per zero_shot row: ``index``, the release's PNG
-bytes in base64, ``image_path`` = ``<index>.png`` so VLMEvalKit dumps lossless PNGs and never JPEGs, the prompt as
-``question``, the canonical ``answer``, and G2M's ``g2m_id``), and ``read_predictions`` reads the
-``<model>_Grid2Matrix.{xlsx,tsv,csv,json}`` it writes after ``run.py --mode infer`` (every input column is kept, plus
-``prediction``). Its API wrappers' failure text ("Failed to obtain answer") is a failed request, never an answer.
-Pickle fallbacks (``.pkl``) are refused: a pickle runs code when read.
+bytes in base64, ``image_path`` = ``<index>-<content hash>.png`` so VLMEvalKit dumps lossless PNGs and never JPEGs,
+the prompt as ``question``, the canonical ``answer``, G2M's ``g2m_id`` and the versions that wrote it), and
+``read_predictions`` reads the ``<model>_Grid2Matrix.{xlsx,tsv,csv,json}`` it writes after ``run.py`` (every input
+column is kept, plus ``prediction``). Its API wrappers' failure text ("Failed to obtain answer") is a failed request,
+never an answer. Pickle fallbacks (``.pkl``) are refused: a pickle runs code when read.
+
+Two traps of VLMEvalKit's files are caught here. It writes each image to ``$LMUData/images/<dataset>/<image_path>``
+once and reuses whatever file is there; naming each image by its content hash means a folder left by an older export
+is never reused for different pixels. Its default ``.xlsx`` output cuts any cell at Excel's limit of 32,767
+characters (with only a warning), so a long answer arrives cut by the spreadsheet, not by the model: such a row is
+flagged (``Prediction.cut``), never read as the model's parse failure.
 """
 
 from __future__ import annotations
 
 import base64
 import csv
+import hashlib
 import io
 import math
+import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
+from dataset_builder import __version__
 from dataset_builder.spec import cell_key
 from g2m_base.bounded_json import read_json
 from g2m_base.errors import UsageError
+from g2m_base.files import ensure_dir, output_file
+from harness_tasks.answers.catalog import TASK_VERSION
 from harness_tasks.answers.parsing import format_answer
 
 DATASET_NAME = "Grid2Matrix"  # no "openended" (Qwen presets would append a short-answer hint) and no A/B columns
 FAILED_MARK = "Failed to obtain answer"
 MAX_PREDICTION_FILE_BYTES = 1 << 29  # 512 MiB
+EXCEL_CELL_LIMIT = 32_767  # characters in one .xlsx cell: VLMEvalKit's default output cuts longer predictions there
+SUFFIXES = (".xlsx", ".tsv", ".csv", ".json")
 COLUMNS = ("index", "image", "image_path", "question", "answer", "category", "g2m_id", "grid_size", "num_colors",
-           "g2m_data_sha256")
+           "g2m_data_sha256", "g2m_version", "g2m_task_version")
+_COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
+MAX_STATUS_BYTES = 1 << 20  # VLMEvalKit's status.json of one run is a few KB
+
+
+class Prediction(NamedTuple):
+    """One row of a prediction file: the G2M id, the text, whether the request failed, and whether the spreadsheet
+    format cut the text (an ``.xlsx`` cell of exactly Excel's limit: the model's real answer was longer)."""
+
+    id: str
+    text: str
+    request_failed: bool
+    cut: bool = False
+
+
+@dataclass(frozen=True)
+class PredictionFile:
+    """A prediction file read once: its rows, and what the exported TSV recorded about the data and the versions."""
+
+    path: Path
+    rows: list[Prediction]
+    content_sha256: str | None  # the content hash of the data the TSV was exported from (every row carries it)
+    versions: dict  # grid2matrix (the version that exported the TSV) and vlmevalkit (its commit, when known)
+    task_version: str | None
+
+    @property
+    def cut(self) -> list[Prediction]:
+        return [p for p in self.rows if p.cut]
+
+
+def image_name(index: int, png: bytes) -> str:
+    """``<index>-<16 hex of the PNG's sha256>.png``: a new export with other pixels never meets an old file."""
+    return f"{index}-{hashlib.sha256(png).hexdigest()[:16]}.png"
 
 
 def tsv_rows(rows, content_sha256: str = "") -> Iterator[dict]:
@@ -37,15 +84,18 @@ def tsv_rows(rows, content_sha256: str = "") -> Iterator[dict]:
         png = row["image"]["bytes"] if isinstance(row["image"], dict) else row["image"]
         if not bytes(png[:8]) == b"\x89PNG\r\n\x1a\n":
             raise UsageError(f"row {row['id']}: the image is not PNG bytes")
-        yield {"index": i, "image": base64.b64encode(bytes(png)).decode("ascii"), "image_path": f"{i}.png",
+        png = bytes(png)
+        yield {"index": i, "image": base64.b64encode(png).decode("ascii"), "image_path": image_name(i, png),
                "question": row["prompt"], "answer": format_answer(row["matrix"]),
                "category": cell_key(row["grid_size"], row["num_colors"]), "g2m_id": row["id"],
-               "grid_size": row["grid_size"], "num_colors": row["num_colors"], "g2m_data_sha256": content_sha256}
+               "grid_size": row["grid_size"], "num_colors": row["num_colors"], "g2m_data_sha256": content_sha256,
+               "g2m_version": __version__, "g2m_task_version": str(TASK_VERSION)}
 
 
 def write_tsv(rows, out: Path, content_sha256: str = "") -> int:
-    """Write the TSV atomically; returns the number of rows."""
-    out = Path(out)
+    """Write the TSV atomically (its folder made if missing); returns the number of rows."""
+    out = output_file(out)
+    ensure_dir(out.parent)
     tmp = out.with_name(f".{out.name}.partial")
     n = 0
     with open(tmp, "w", newline="", encoding="utf-8") as f:
@@ -122,29 +172,60 @@ def export(out: str | Path, data: str | None = None, tasks: tuple[str, ...] = ("
 
 
 def prediction_files(folder: str | Path) -> list[Path]:
-    """VLMEvalKit's prediction files for G2M under an outputs folder (newest last)."""
-    found = [p for p in Path(folder).rglob(f"*_{DATASET_NAME}.*") if p.suffix.lower() in (".xlsx", ".tsv", ".csv", ".json")]
-    return sorted(found, key=lambda p: p.stat().st_mtime)
+    """VLMEvalKit's prediction files for G2M under an outputs folder (newest last; a link to a file counted once)."""
+    found = {}
+    for p in Path(folder).rglob(f"*_{DATASET_NAME}.*"):
+        if p.suffix.lower() in SUFFIXES and p.is_file():
+            found.setdefault(p.resolve(), p)
+    return sorted(found.values(), key=lambda p: (p.stat().st_mtime, str(p)))
 
 
-def read_predictions(path: str | Path) -> list[tuple[str, str, bool]]:
-    """(G2M row id, prediction text, request failed) for every row of a VLMEvalKit prediction file."""
+def find_prediction_file(folder: str | Path) -> Path:
+    """The one prediction file under a VLMEvalKit outputs folder; several or none is a one-line error saying what to
+    pass instead."""
+    files = prediction_files(folder)
+    if len(files) == 1:
+        return files[0]
+    if not files:
+        raise UsageError(f"{folder} holds no lm-eval results (results_*.json) and no VLMEvalKit prediction file "
+                         f"(*_{DATASET_NAME}.xlsx/.tsv); pass a run folder of g2m eval or the prediction file itself")
+    shown = ", ".join(str(p) for p in files[-5:])
+    raise UsageError(f"{folder} holds {len(files)} VLMEvalKit prediction files ({shown}); pass one of them")
+
+
+def _version_of(path: Path) -> str | None:
+    """VLMEvalKit's commit, from the ``status.json`` it writes beside the predictions of a run, when there is one."""
+    status = path.parent / "status.json"
+    if not status.is_file():
+        return None
+    try:
+        data = read_json(status, MAX_STATUS_BYTES, "VLMEvalKit status.json")
+    except (UsageError, ValueError, OSError, RecursionError):
+        return None  # the version is a label: an unreadable status never stops a report
+    commit = data.get("commit") if isinstance(data, dict) else None
+    return commit if isinstance(commit, str) and _COMMIT.match(commit) else None
+
+
+def _one(records: list[dict], column: str) -> str | None:
+    values = {_text(r.get(column)).strip() for r in records}
+    return values.pop() if len(values) == 1 and "" not in values else None
+
+
+def read_predictions(path: str | Path) -> PredictionFile:
+    """Every row of a VLMEvalKit prediction file as (G2M row id, prediction text, request failed, cut), with what the
+    exported TSV recorded (data hash, versions)."""
     path = Path(path)
     records = _records(path)
     if not records or "prediction" not in records[0] or "g2m_id" not in records[0]:
         raise UsageError(f"{path.name}: no 'g2m_id' and 'prediction' columns; is it VLMEvalKit's prediction file for "
                          f"the TSV of `g2m export vlmevalkit`?")
+    spreadsheet = path.suffix.lower() == ".xlsx"
     out = []
     for k, r in enumerate(records, 2):
         rid = _text(r.get("g2m_id")).strip()
         if not rid:
             raise UsageError(f"{path.name}: row {k} has no g2m_id")
         text = _text(r.get("prediction"))
-        out.append((rid, text, FAILED_MARK in text))
-    return out
-
-
-def data_hash(path: str | Path) -> str | None:
-    """The content hash the exported TSV recorded (every row carries it), if the prediction file kept it."""
-    hashes = {_text(r.get("g2m_data_sha256")).strip() for r in _records(Path(path))}
-    return hashes.pop() if len(hashes) == 1 and "" not in hashes else None
+        out.append(Prediction(rid, text, FAILED_MARK in text, spreadsheet and len(text) >= EXCEL_CELL_LIMIT))
+    versions = {"grid2matrix": _one(records, "g2m_version"), "vlmevalkit": _version_of(path)}
+    return PredictionFile(path, out, _one(records, "g2m_data_sha256"), versions, _one(records, "g2m_task_version"))

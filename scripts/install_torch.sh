@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Install torch into a venv: the build that fits the machine. Without this, pip's `torch==X` from PyPI is a CUDA
+# build of several GB even on a machine with no NVIDIA GPU.
+#
+#   scripts/install_torch.sh VENV_PYTHON          install it
+#   scripts/install_torch.sh VENV_PYTHON --plan   print the choice (and the PyTorch index uv would use); install nothing
+#
+# The choice, in order:
+#   1. a wheel of the pinned version on this machine's disk (pip's find-links, as on CI's machines): pip installs it,
+#      offline;
+#   2. otherwise uv (pinned, installed into the venv) with --torch-backend: uv itself looks for an NVIDIA driver and
+#      takes PyTorch's CUDA index that fits it, or PyTorch's CPU index where there is none. No detector of ours.
+# G2M_TORCH_VERSION picks the version (default 2.13.0); G2M_TORCH_BACKEND=cpu|cu128|... overrides uv's detection.
+set -euo pipefail
+PY=${1:?usage: scripts/install_torch.sh VENV_PYTHON [--plan]}
+MODE=${2:-install}
+VERSION=${G2M_TORCH_VERSION:-2.13.0}
+BACKEND=${G2M_TORCH_BACKEND:-auto}
+UV_VERSION=0.13.8
+TORCH="torch==$VERSION"
+
+if "$PY" -m pip install --dry-run --no-index --no-deps --ignore-installed -q "$TORCH" >/dev/null 2>&1; then
+  if [ "$MODE" = --plan ]; then
+    echo "torch $VERSION: a wheel on this machine's disk (pip install $TORCH, offline)"
+    exit 0
+  fi
+  "$PY" -m pip install -q "$TORCH"
+  exit 0
+fi
+
+UV=${UV:-$(dirname "$PY")/uv}
+if [ "$MODE" = --plan ]; then
+  if [ ! -x "$UV" ]; then
+    echo "torch $VERSION: uv --torch-backend $BACKEND (uv is not installed yet, so its choice is not known)"
+    exit 0
+  fi
+  # uv's own choice, without the network: an offline dry run logs the driver it found and the indexes it would ask
+  # (newest CUDA first: the newest that has the version wins).
+  log=$("$UV" pip install --python "$PY" --dry-run --offline --no-cache --reinstall-package torch \
+        --torch-backend "$BACKEND" "$TORCH" -v 2>&1 || true)
+  index=$(printf '%s\n' "$log" | grep -o '/whl/[a-z0-9.]*/torch/' | cut -d/ -f3 | sort -uV | tail -1 || true)
+  driver=$(printf '%s\n' "$log" | grep -o -m1 'Detected CUDA driver version.*' | tr -d '`' || true)
+  echo "torch $VERSION: uv --torch-backend $BACKEND picks ${index:-an unknown index}${driver:+ (uv: $driver)}"
+  exit 0
+fi
+"$PY" -m pip install -q "uv==$UV_VERSION"
+"$UV" pip install --python "$PY" --torch-backend "$BACKEND" "$TORCH"
