@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from helpers import REPO, g2m
 from PIL import Image
-from tiny_models import make_tiny_internvl, make_tiny_qwen3_vl
+from tiny_models import make_tiny_internvl, make_tiny_qwen2_5_vl, make_tiny_qwen3_vl
 
 from probing.probe import TrainConfig
 from probing.sweep import SweepSpec, run_sweep
@@ -181,6 +181,7 @@ def test_two_data_parallel_processes_give_the_single_process_result(tiny_vlm, ti
 
 
 @pytest.mark.parametrize(("builder", "points"), [(make_tiny_qwen3_vl, ("tower", "projector", "llm")),
+                                                 (make_tiny_qwen2_5_vl, ("tower", "projector")),  # window order
                                                  (make_tiny_internvl, ("tower", "projector"))])
 def test_the_vision_and_projector_points_equal_g2m_probe_at_those_read_outs(builder, points, tiny_release, tmp_path):
     from probing.experiment import ProbeSpec, run_probe
