@@ -59,6 +59,8 @@ README_NAME = "README.md"
 
 #: The format tag of ``g2m probe``'s result.json, which the report and the leaderboard read.
 PROBE_RESULT_FORMAT = "g2m-probe-result/1"
+#: The format tag of ``g2m probe sweep``'s sweep.json (one record per read-out point), which the report reads.
+SWEEP_RESULT_FORMAT = "g2m-probe-sweep/1"
 
 #: Where the release lives and which tag the harness loads by default.
 HUB_REPO_ID = "grid2matrix/g2m"

@@ -38,7 +38,15 @@ def make_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in COMMANDS:
         module.register(sub)
+    # probing sits below the leaderboard, so `g2m probe sweep --run` gets the leaderboard's run reader from here
+    probing.cli.read_runs_with(sub, _end_to_end)
     return parser
+
+
+def _end_to_end(run_dir: str, grid_size: int, num_colors: int) -> dict:
+    from leaderboard.report import end_to_end
+
+    return end_to_end(run_dir, grid_size, num_colors)
 
 
 def _missing(error: ModuleNotFoundError, extra: str | None) -> int:

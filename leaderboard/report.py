@@ -18,6 +18,7 @@ from dataset_builder.spec import (
     MIN_COLORS,
     PATCH_SIZES,
     PROBE_RESULT_FORMAT,
+    SWEEP_RESULT_FORMAT,
 )
 from g2m_base.bounded_json import Rejected, read_json
 from g2m_base.errors import UsageError
@@ -44,11 +45,12 @@ class ReportOptions:
             raise UsageError("--overlay-patch must be positive")
 
 
-#: A probe's result.json is a few kilobytes; anything much larger is not one.
+#: A probe's result.json is a few kilobytes; anything much larger is not one. A sweep's is a few kB per point.
 MAX_PROBE_RESULT_BYTES = 1 << 20
+MAX_SWEEP_BYTES = 16 << 20
 
 
-def load_probes(folder: str | Path) -> dict[tuple[int, str], dict[int, float]]:
+def load_probes(folder: str | Path, required: bool = True) -> dict[tuple[int, str], dict[int, float]]:
     """(C, readout) -> {N: test cell accuracy} from every ``result.json`` of ``g2m probe`` below ``folder``.
 
     Files with another format are skipped; a file that claims the probe format but is malformed is an error naming it.
@@ -64,16 +66,80 @@ def load_probes(folder: str | Path) -> dict[tuple[int, str], dict[int, float]]:
             continue
         try:
             n, c, acc = r["grid_size"], r["num_colors"], float(r["test"]["cell_accuracy"])
-            label = f"{Path(str(r['encoder']['name'])).name} {r['encoder']['readout']}"
+            probe = (r.get("train") or {}).get("probe", "conv")
+            label = f"{Path(str(r['encoder']['name'])).name} {r['encoder']['readout']}" + (
+                "" if probe == "conv" else f" ({probe} probe)")
             if (type(n) is not int or type(c) is not int or not 1 <= n <= MAX_GRID_SIZE or not MIN_COLORS <= c <= MAX_COLORS
                     or not 0 <= acc <= 1):
                 raise ValueError("grid_size/num_colors/cell_accuracy out of range")
         except (KeyError, TypeError, ValueError) as e:
             raise UsageError(f"{p}: a malformed probe result ({type(e).__name__}: {e})") from None
         curves.setdefault((c, label), {})[n] = acc
-    if not curves:
+    if not curves and required:
         raise UsageError(f"no g2m probe results (result.json, {PROBE_RESULT_FORMAT}) under {folder}")
     return curves
+
+
+def load_sweeps(folder: str | Path) -> list[dict]:
+    """Every ``sweep.json`` of ``g2m probe sweep`` below ``folder``, checked: a file that claims the sweep format but
+    is malformed is an error naming it; other JSON files are skipped."""
+    sweeps = []
+    for p in sorted(Path(folder).rglob("sweep.json")):
+        try:
+            r = read_json(p, MAX_SWEEP_BYTES, "probe sweep")
+        except (Rejected, OSError):
+            continue
+        if not (isinstance(r, dict) and r.get("format") == SWEEP_RESULT_FORMAT):
+            continue
+        try:
+            n, c = r["grid_size"], r["num_colors"]
+            if type(n) is not int or type(c) is not int or not 1 <= n <= MAX_GRID_SIZE or not MIN_COLORS <= c <= MAX_COLORS:
+                raise ValueError("grid_size/num_colors out of range")
+            points = [{"point": str(q["point"]), "stage": str(q["stage"]), "layer": q["layer"],
+                       "readout": q.get("readout"), "feature_grid": [int(v) for v in q["feature_grid"]][:2],
+                       "cell_accuracy": float(q["cell_accuracy"]),
+                       "cell_accuracy_ci": [float(v) for v in q["cell_accuracy_ci"]],
+                       "exact_match": float(q["exact_match"])} for q in r["points"]]
+            if not points or any(not 0 <= q["cell_accuracy"] <= 1 or q["stage"] not in ("tower", "projector", "llm")
+                                 or not (q["layer"] is None or type(q["layer"]) is int) for q in points):
+                raise ValueError("a point out of range")
+            sweeps.append({"file": str(p), "model": str(r["model"]["name"]), "config": str(r["config"]),
+                           "grid_size": n, "num_colors": c, "points": points})
+        except (KeyError, TypeError, ValueError) as e:
+            raise UsageError(f"{p}: a malformed probe sweep ({type(e).__name__}: {e})") from None
+    return sweeps
+
+
+def sweep_sections(sweeps: list[dict], tasks: dict, out: Path, model: str) -> tuple[list[dict], dict]:
+    """Each sweep against this run's end-to-end cell accuracy at its (N, C), point by point, and its figure."""
+    from probing.plots import plot_sweep
+
+    rows, figs = [], {}
+    for i, sw in enumerate(sweeps):
+        e2e = tasks.get((sw["grid_size"], sw["num_colors"]))
+        ref = {"cell_accuracy": e2e["cell_accuracy"], "source": model} if e2e else None
+        figs[f"sweep_{i}"] = plot_sweep(sw["points"], out / f"sweep_{i}.png", f"{plot(Path(sw['model']).name, 60)} on "
+                                        f"{sw['config']}: probe by depth against {model}'s answers",
+                                        1 / sw["num_colors"], ref)[0]
+        rows.append({**sw, "end_to_end_cell_accuracy": e2e["cell_accuracy"] if e2e else None,
+                     "points": [{**q, "gap": q["cell_accuracy"] - e2e["cell_accuracy"] if e2e else None}
+                                for q in sw["points"]]})
+    return rows, figs
+
+
+def end_to_end(run_dir: str | Path, grid_size: int, num_colors: int) -> dict:
+    """The run's end-to-end scores at (N, C), re-scored from its samples: the reference line of a probe sweep."""
+    run = load_run(run_dir)
+    protocol = "g2m" if any(s.protocol == "g2m" for s in run.samples) else "paper"
+    tasks = {k: summarise(v) for k, v in by_task(score_run(run, protocol)).items()}
+    if (grid_size, num_colors) not in tasks:
+        have = ", ".join(f"N={n} C={c}" for n, c in sorted(tasks)) or "none"
+        raise UsageError(f"{run_dir}: the run has no task at N={grid_size}, C={num_colors} to compare the sweep with "
+                         f"(it has: {have})")
+    t = tasks[(grid_size, num_colors)]
+    return {"source": f"{run.model} ({protocol} protocol)", "run": str(run_dir), "model": run.model,
+            "grid_size": grid_size, "num_colors": num_colors, "samples": t["n"],
+            **{k: t[k] for k in ("cell_accuracy", "cell_accuracy_ci", "exact_match", "exact_match_ci")}}
 
 
 def score_run(run, protocol: str = "g2m", outputs_of: str | None = None) -> list:
@@ -111,7 +177,10 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str
     overall = summarise(scored)
     hms = heatmaps(scored)
     counts = {n: sum(1 for r in scored if r.grid_size == n) for n in hms}
-    curves = load_probes(probes) if probes else {}
+    curves = load_probes(probes, required=False) if probes else {}
+    sweeps = load_sweeps(probes) if probes else []
+    if probes and not curves and not sweeps:
+        load_probes(probes)  # says what it looked for
     model = plot(run.model, 60) + (" (PARTIAL run)" if run.incomplete else "")
     figs = {"accuracy": figures.accuracy_vs_n(tasks, out / "accuracy_vs_n.png", curves,
                                               f"{model}: accuracy against grid size")}
@@ -126,6 +195,8 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str
     gap = [{"grid_size": n, "num_colors": c, "probe": label, "probe_cell_accuracy": curve[n],
             "end_to_end_cell_accuracy": tasks[(n, c)]["cell_accuracy"], "gap": curve[n] - tasks[(n, c)]["cell_accuracy"]}
            for (c, label), curve in sorted(curves.items()) for n in sorted(curve) if (n, c) in tasks]
+    sweep_rows, sweep_figs = sweep_sections(sweeps, tasks, out, model)
+    figs.update(sweep_figs)
     strategies = {k: Counter(r.score.strategy for r in v) for k, v in by_task(scored).items()}
     report = {"model": run.model, "results_file": run.results_path.name, "protocol": main, "overall": overall,
               "provenance": provenance(run, tasks),
@@ -136,7 +207,7 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str
                         for (n, c), s in tasks.items()],
               "patch_alignment": align, "confusion": {str(c): m.tolist() for c, m in conf.items()},
               "colour_bias": {str(c): b for c, b in bias.items()}, "failed_examples": failed_examples(run, scored),
-              "digital_agnosia_gap": gap, "figures": figs, "partial": list(run.incomplete),
+              "digital_agnosia_gap": gap, "sweeps": sweep_rows, "figures": figs, "partial": list(run.incomplete),
               "cut_by_spreadsheet": [{"id": i, "chars": chars} for i, chars in run.cut]}
     write_report(out, report, tasks, overall, run, options)
     report["output_dir"] = str(out)

@@ -106,6 +106,16 @@ def _sections(report: dict, tasks: dict, overall: dict, options) -> list[tuple[s
                     ["N", "C", "probe", "probe cell acc", "end-to-end cell acc", "gap"],
                     [[str(g["grid_size"]), str(g["num_colors"]), g["probe"], fmt(g["probe_cell_accuracy"]),
                       fmt(g["end_to_end_cell_accuracy"]), fmt(g["gap"])] for g in report["digital_agnosia_gap"]], []))
+    for i, sw in enumerate(report.get("sweeps") or []):
+        e2e = sw["end_to_end_cell_accuracy"]
+        out.append((f"Where the grid is lost: {sw['model']} on {sw['config']}",
+                    "A probe at every depth of the model (g2m probe sweep): each vision block, the projector and each "
+                    "LLM layer at the image positions, against this run's end-to-end cell accuracy at the same N and C"
+                    + (f" ({fmt(e2e)})." if e2e is not None else " (the run has no task there)."),
+                    ["point", "stage", "layer", "probe cell acc [95% CI]", "exact match", "gap to end-to-end"],
+                    [[q["point"], q["stage"], "" if q["layer"] is None else str(q["layer"]),
+                      fmt_ci(q["cell_accuracy"], q["cell_accuracy_ci"]), fmt(q["exact_match"]), fmt(q["gap"])]
+                     for q in sw["points"]], [f"sweep_{i}"]))
     return out
 
 

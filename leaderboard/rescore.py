@@ -17,6 +17,7 @@ import numpy as np
 
 from dataset_builder.configs import get_config
 from dataset_builder.generate import make_matrix
+from g2m_base.stats import bootstrap_mean, wilson
 from harness_tasks.answers.score import AnswerScore, as_grid, score_answer
 
 
@@ -98,25 +99,6 @@ def score_output(sample_id: str, output: object, target, num_colors: int, finish
     grid = as_grid(target)
     return Scored(sample_id, len(grid), num_colors, np.asarray(grid, dtype=np.int64),
                   score_answer(output, grid, finish_reason, protocol))
-
-
-def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
-    """95% Wilson score interval of a proportion (well behaved at 0 and 1, unlike the normal approximation)."""
-    if n == 0:
-        return (math.nan, math.nan)
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return (max(0.0, centre - half), min(1.0, centre + half))
-
-
-def bootstrap_mean(values: np.ndarray, iters: int = 1000, seed: int = 0) -> tuple[float, float]:
-    """95% percentile bootstrap interval of a mean (seeded, so the same run gives the same report)."""
-    if len(values) == 0:
-        return (math.nan, math.nan)
-    rng = np.random.Generator(np.random.PCG64(seed))
-    means = values[rng.integers(0, len(values), (iters, len(values)))].mean(axis=1)
-    return (float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975)))
 
 
 def summarise(rows: list[Scored]) -> dict:

@@ -1,22 +1,36 @@
-"""``g2m probe``: thin argument parsing over ``probing.experiment``."""
+"""``g2m probe`` and ``g2m probe sweep``: thin argument parsing over ``probing.experiment`` and ``probing.sweep``.
+
+``g2m probe --encoder E --config C`` probes one read-out point, as it always has; ``g2m probe sweep --encoder E
+--config C`` probes every point from the first vision block to the LLM's last layer. ``--run RUN_DIR`` is read by
+the leaderboard's run reader, which ``g2m_cli`` hands down (``read_runs_with``): probing sits below the leaderboard.
+"""
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
+from g2m_base.errors import UsageError
 from g2m_base.flags import add_data, add_out, add_quiet
 from g2m_base.untrusted import term
 
 
-def _probe(args: argparse.Namespace) -> int:
-    from probing.experiment import ProbeSpec, run_probe
+def _train_config(args: argparse.Namespace):
     from probing.probe import TrainConfig
 
-    train = TrainConfig(probe=args.probe, steps=args.steps, batch_size=args.train_batch_size, sampling=args.sampling,
-                        lr=args.lr, eval_every=args.eval_every, patience=args.patience, seed=args.seed)
+    return TrainConfig(probe=args.probe, steps=args.steps, batch_size=args.train_batch_size, sampling=args.sampling,
+                       lr=args.lr, eval_every=args.eval_every, patience=args.patience, seed=args.seed)
+
+
+def _probe(args: argparse.Namespace) -> int:
+    from probing.experiment import ProbeSpec, run_probe
+
+    if not args.encoder or not args.config:
+        raise UsageError("g2m probe needs --encoder and --config (or, for every layer at once: g2m probe sweep ...)")
     spec = ProbeSpec(encoder=args.encoder, config=args.config, readout=args.readout, revision=args.revision,
                      data=args.data, out=args.out, cache_dir=args.cache_dir or f"{args.out}/cache", device=args.device,
-                     dtype=args.dtype, cache_dtype=args.cache_dtype, batch_size=args.batch_size, train=train)
+                     dtype=args.dtype, cache_dtype=args.cache_dtype, batch_size=args.batch_size,
+                     train=_train_config(args))
     res = run_probe(spec, progress=not args.quiet)
     t = res["test"]
     print(f"{term(args.encoder)} [{args.readout}] on {args.config}: test cell accuracy {t['cell_accuracy']:.4f}, "
@@ -25,26 +39,55 @@ def _probe(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("probe", help="probe a frozen vision encoder on a probe_n{N}_c{C} config",
-                       formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-                       description="Cache a frozen encoder's patch features for a probing config once, then train "
-                                   "the authors' spatial probe on them. Offline in a minute: see the README's "
-                                   "probing example (scripts/make_tiny_encoder.py).")
-    p.add_argument("--encoder", required=True, help="model folder or Hub id (Qwen2/2.5/3-VL, InternVL-HF, SigLIP, CLIP)")
-    p.add_argument("--config", required=True, help="probing config, e.g. probe_n32_c3")
-    p.add_argument("--readout", default="vision", choices=["vision", "vision_raw", "projector"],
-                   help="patch tokens before the merger/projector (vision; for Qwen after its merger's norm, as the "
-                        "authors read them), Qwen's before that norm (vision_raw), or after the merger (projector)")
+def _sweep(args: argparse.Namespace) -> int:
+    from probing.points import parse_stages
+    from probing.sweep import SweepSpec
+
+    spec = SweepSpec(encoder=args.encoder, config=args.config, data=args.data, out=args.out, cache_dir=args.cache_dir,
+                     points=parse_stages(args.points), stride=args.stride, tower_readout=args.tower_readout,
+                     revision=args.revision, device=args.device, device_map=args.device_map, dtype=args.dtype,
+                     cache_dtype=args.cache_dtype, batch_size=args.batch_size, chunk_rows=args.chunk_rows,
+                     train=_train_config(args), drop_features=args.drop_features)
+    if args.dry_run:
+        from probing.sweep_plan import format_plan, plan_sweep
+
+        print(format_plan(plan_sweep(spec, args.gpu_gb)))
+        return 0
+    if args.run:
+        from dataset_builder.configs import get_config
+
+        reader = getattr(args, "read_run", None)
+        if reader is None:
+            raise UsageError("--run needs the report's run reader (pip install 'grid2matrix[report]')")
+        block = get_config(args.config).splits[0].blocks[0]
+        spec = replace(spec, reference=reader(args.run, block.grid_size, block.num_colors))
+    from probing.sweep import run_sweep
+    from probing.sweep_report import summary
+
+    res = run_sweep(spec, progress=not args.quiet)
+    if "output_dir" in res:  # rank 0 of a data-parallel run (the others return quietly)
+        print(summary(res))
+    return 0
+
+
+def read_runs_with(sub: argparse._SubParsersAction, reader) -> None:
+    """Hand ``g2m probe sweep --run`` the function that reads a harness run's end-to-end scores at (N, C)."""
+    sub.choices["probe"].set_defaults(read_run=reader)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--revision", default=None, help="model revision on the Hub")
     add_data(p)
     add_out(p, "results folder", default="g2m-probes")
     p.add_argument("--cache-dir", default=None, help="feature cache (default: OUT/cache)")
     p.add_argument("--device", default="cpu", help="e.g. cuda or cuda:1")
-    p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"], help="encoder dtype")
+    p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"], help="model dtype")
     p.add_argument("--cache-dtype", default="float16", choices=["float16", "float32"], help="feature cache dtype")
-    p.add_argument("--batch-size", type=int, default=16, help="images per encoder pass")
-    p.add_argument("--probe", default="conv", choices=["conv", "linear"], help="the authors' conv probe, or one 1x1 conv")
+    p.add_argument("--batch-size", type=int, default=16, help="images per forward pass")
+    p.add_argument("--probe", default="conv", choices=["conv", "linear", "mean", "cls"],
+                   help="the authors' conv probe; one 1x1 conv (linear); or the authors' pooled probes: the mean of the "
+                        "tokens (mean) or the CLS token, the first token where there is none (cls), then one linear "
+                        "layer to every cell")
     p.add_argument("--steps", type=int, default=5000, help="training steps (the authors'); ~2 h on a CPU at N=32")
     p.add_argument("--train-batch-size", type=int, default=32, help="probe training batch (the authors': 32)")
     p.add_argument("--sampling", default="epochs", choices=["epochs", "replacement"],
@@ -54,4 +97,45 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--patience", type=int, default=3, help="stop after this many validations without improvement")
     p.add_argument("--seed", type=int, default=0, help="probe initialisation and batch order")
     add_quiet(p)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("probe", help="probe a frozen vision encoder on a probe_n{N}_c{C} config (sweep: every layer)",
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+                       description="Cache a frozen encoder's patch features for a probing config once, then train "
+                                   "the authors' spatial probe on them. Offline in a minute: see the README's "
+                                   "probing example (scripts/make_tiny_encoder.py). `g2m probe sweep --help`: one "
+                                   "probe per layer, from the vision tower through the projector into the LLM.")
+    p.add_argument("--encoder", default=None, help="model folder or Hub id (Qwen2/2.5/3-VL, InternVL-HF, SigLIP, CLIP)")
+    p.add_argument("--config", default=None, help="probing config, e.g. probe_n32_c3")
+    p.add_argument("--readout", default="vision", choices=["vision", "vision_raw", "projector"],
+                   help="patch tokens before the merger/projector (vision; for Qwen after its merger's norm, as the "
+                        "authors read them), Qwen's before that norm (vision_raw), or after the merger (projector)")
+    _common(p)
     p.set_defaults(func=_probe, extra="probing")
+    sweeps = p.add_subparsers(dest="probe_command", metavar="{sweep}")
+    s = sweeps.add_parser("sweep", help="one probe per layer: vision tower -> projector -> LLM",
+                          formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+                          description="Probe every vision block, the projector and every LLM layer (at the image "
+                                      "positions, the model shown the G2M prompt in its chat template) from one "
+                                      "forward pass per image; write sweep.json and sweep.png. Resumable: rerun the "
+                                      "same command. Data-parallel under torchrun / accelerate launch. Offline in a "
+                                      "minute: scripts/make_tiny_vlm.py (README).")
+    s.add_argument("--encoder", required=True, help="a Qwen2/2.5/3-VL or InternVL (HF format) folder or Hub id")
+    s.add_argument("--config", required=True, help="probing config, e.g. probe_n32_c10")
+    s.add_argument("--points", default="tower,projector,llm", help="stages to probe, comma-separated")
+    s.add_argument("--stride", type=int, default=1, help="every K-th layer of each stage, plus its first and last")
+    s.add_argument("--tower-readout", default="vision", choices=["vision", "vision_raw"],
+                   help="each vision block through the merger's per-token norm, as the authors read the tower "
+                        "(vision), or Qwen's raw residual stream (vision_raw)")
+    s.add_argument("--device-map", default=None, choices=["auto"],
+                   help="spread a model too large for one GPU over every visible GPU (accelerate)")
+    s.add_argument("--chunk-rows", type=int, default=256, help="rows per feature shard: the unit of resumption")
+    s.add_argument("--run", default=None, metavar="RUN_DIR",
+                   help="a harness run of the same model: its end-to-end cell accuracy at this N is drawn as a line")
+    s.add_argument("--drop-features", action="store_true", help="delete the feature shards once every probe is done")
+    s.add_argument("--dry-run", action="store_true",
+                   help="print the plan (points, passes, disk, memory, compute) from the config alone; load nothing")
+    s.add_argument("--gpu-gb", type=float, default=80.0, help="GPU memory assumed by --dry-run")
+    _common(s)
+    s.set_defaults(func=_sweep, extra="probing")

@@ -30,7 +30,7 @@ from probing import tokens as tk
 #: vision: the tower's patch tokens before the merger/projector (for Qwen, after the merger's own norm, as the authors
 #: read them); vision_raw: Qwen's tokens before that norm; projector: after the merger/projector.
 READOUTS = ("vision", "vision_raw", "projector")
-QWEN = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")
+QWEN = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe")
 VITS = frozenset({"siglip", "siglip_vision_model", "siglip2", "siglip2_vision_model", "clip", "clip_vision_model"})
 
 
@@ -49,32 +49,31 @@ class Encoder:
     image_processor: object
     device: torch.device
     dtype: torch.dtype
+    pool: str = "grid"  # "grid", or one vector per image for the pooled probes: "mean" or "cls" (tokens.POOLS)
     calls: int = 0  # forward passes and images encoded, counted so tests and benchmarks can prove the cache works
     images_encoded: int = 0
     last_input: dict = field(default_factory=dict)
+    _cls: list | None = field(default=None, repr=False)
 
     def describe_input(self, image) -> dict:
         """What the image processor makes of one image (grid, tiles or size), without running the encoder."""
-        x = self.image_processor(images=[image], return_tensors="pt")
-        if "image_grid_thw" in x:
-            self.last_input = {"grid_thw": x["image_grid_thw"][0].tolist()}
-        elif "num_patches" in x:
-            self.last_input = {"tiles": int(x["num_patches"][0]), "tile_px": list(x["pixel_values"].shape[-2:])}
-        elif "spatial_shapes" in x:
-            self.last_input = {"spatial_shape": x["spatial_shapes"][0].tolist()}
-        else:
-            self.last_input = {"pixel_size": list(x["pixel_values"].shape[-2:])}
+        self.last_input = processor_input(self.image_processor, image)
         return self.last_input
 
     @torch.inference_mode()
     def grids(self, images: list) -> list[torch.Tensor]:
+        """One (H, W, D) grid per image, or (1, 1, D) for the pooled probes (``pool`` "mean" or "cls")."""
         self.calls += 1
         self.images_encoded += len(images)
+        self._cls = None  # the CLS token per image, where the read-out has one (CLIP, InternVL's vision tower)
         if self.family in QWEN:
-            return self._qwen(images)
-        if self.family == "internvl":
-            return self._internvl(images)
-        return self._vit(images)
+            grids = self._qwen(images)
+        elif self.family == "internvl":
+            grids = self._internvl(images)
+        else:
+            grids = self._vit(images)
+        cls = self._cls or [None] * len(grids)
+        return [tk.pool(g, self.pool, c) for g, c in zip(grids, cls, strict=True)]
 
     def _inputs(self, images: list) -> dict:
         out = self.image_processor(images=images, return_tensors="pt")
@@ -111,7 +110,9 @@ class Encoder:
         else:
             layer = self.model.config.vision_feature_layer
             out = self.model.vision_tower(pixel_values=x["pixel_values"], output_hidden_states=layer != -1)
-            feats = (out.last_hidden_state if layer == -1 else out.hidden_states[layer])[:, 1:]
+            feats = out.last_hidden_state if layer == -1 else out.hidden_states[layer]
+            self._cls = [t[-1, 0].float() for t in torch.split(feats, counts)]  # the thumbnail's, or the one tile's
+            feats = feats[:, 1:]
         tiles = tk.vit_grid(feats, has_cls=False)
         return [tk.stitch_tiles(t).float() for t in torch.split(tiles, counts)]
 
@@ -122,13 +123,31 @@ class Encoder:
                              spatial_shapes=x["spatial_shapes"]).last_hidden_state
             return [o[: h * w].reshape(h, w, -1).float() for o, (h, w) in zip(out, x["spatial_shapes"].tolist(), strict=True)]
         out = self.model(pixel_values=x["pixel_values"]).last_hidden_state
+        if self.family.startswith("clip"):
+            self._cls = list(out[:, 0].float())
         return list(tk.vit_grid(out, has_cls=self.family.startswith("clip")).float())
 
     def processor_info(self) -> dict:
         """The image processor's settings (how G2M's 512x512 images were resized) plus what the last batch got."""
-        raw = json.loads(self.image_processor.to_json_string())
-        keep = {k: raw[k] for k in sorted(raw) if k in _PROCESSOR_KEYS}
-        return {"class": type(self.image_processor).__name__, **keep, "input": self.last_input}
+        return {**processor_settings(self.image_processor), "input": self.last_input}
+
+
+def processor_input(image_processor, image) -> dict:
+    """What ``image_processor`` makes of one image: Qwen's ``grid_thw``, InternVL's tiles, SigLIP2's shape or a size."""
+    x = image_processor(images=[image], return_tensors="pt")
+    if "image_grid_thw" in x:
+        return {"grid_thw": x["image_grid_thw"][0].tolist()}
+    if "num_patches" in x:
+        return {"tiles": int(x["num_patches"][0]), "tile_px": list(x["pixel_values"].shape[-2:])}
+    if "spatial_shapes" in x:
+        return {"spatial_shape": x["spatial_shapes"][0].tolist()}
+    return {"pixel_size": list(x["pixel_values"].shape[-2:])}
+
+
+def processor_settings(image_processor) -> dict:
+    """The settings that decide how an image is resized and normalised, as recorded with every result and cache."""
+    raw = json.loads(image_processor.to_json_string())
+    return {"class": type(image_processor).__name__, **{k: raw[k] for k in sorted(raw) if k in _PROCESSOR_KEYS}}
 
 
 _PROCESSOR_KEYS = {"size", "crop_size", "do_resize", "do_center_crop", "resample", "min_pixels", "max_pixels",
@@ -155,22 +174,16 @@ def family_of(config) -> str:
 
 
 def load_encoder(name: str, readout: str = "vision", revision: str | None = None, device: str = "cpu",
-                 dtype: str = "float32") -> Encoder:
+                 dtype: str = "float32", pool: str = "grid") -> Encoder:
     """Load ``name`` (folder or Hub id) and keep only what the read-out needs, frozen, on ``device``."""
-    from transformers import AutoConfig, AutoImageProcessor
+    from transformers import AutoImageProcessor
 
     if readout not in READOUTS:
         raise EncoderError(f"readout must be one of {READOUTS}, got {readout!r}")
-    torch_dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}.get(dtype)
-    if torch_dtype is None:
-        raise EncoderError(f"dtype must be float32, bfloat16 or float16, got {dtype!r}")
-    if name.startswith((".", "/", "~")) and not Path(name).expanduser().is_dir():
-        raise EncoderError(f"encoder folder {name} does not exist")
-    try:
-        config = AutoConfig.from_pretrained(name, revision=revision)
-    except (OSError, ValueError) as e:
-        raise EncoderError(f"cannot load a model config from {name!r}: {e}") from None
-    family = family_of(config)
+    if pool not in tk.POOLS:
+        raise EncoderError(f"pool must be one of {tk.POOLS}, got {pool!r}")
+    torch_dtype = torch_dtype_of(dtype)
+    family = family_of(load_config(name, revision))
     if family in VITS and readout == "projector":
         raise EncoderError(f"{name} is a plain vision encoder ({family}); it has no projector to read out")
     if family not in QWEN and readout == "vision_raw":
@@ -178,7 +191,26 @@ def load_encoder(name: str, readout: str = "vision", revision: str | None = None
     model = _load_tower(name, revision, family, readout, torch_dtype)
     model.requires_grad_(False).eval().to(device)
     image_processor = AutoImageProcessor.from_pretrained(name, revision=revision)
-    return Encoder(name, family, readout, model, image_processor, torch.device(device), torch_dtype)
+    return Encoder(name, family, readout, model, image_processor, torch.device(device), torch_dtype, pool)
+
+
+def torch_dtype_of(dtype: str) -> torch.dtype:
+    found = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}.get(dtype)
+    if found is None:
+        raise EncoderError(f"dtype must be float32, bfloat16 or float16, got {dtype!r}")
+    return found
+
+
+def load_config(name: str, revision: str | None = None):
+    """The model's config (JSON only, no weights): a clear error for a missing folder or a folder without one."""
+    from transformers import AutoConfig
+
+    if name.startswith((".", "/", "~")) and not Path(name).expanduser().is_dir():
+        raise EncoderError(f"encoder folder {name} does not exist")
+    try:
+        return AutoConfig.from_pretrained(name, revision=revision)
+    except (OSError, ValueError) as e:
+        raise EncoderError(f"cannot load a model config from {name!r}: {e}") from None
 
 
 def _load_tower(name: str, revision: str | None, family: str, readout: str, dtype: torch.dtype) -> torch.nn.Module:

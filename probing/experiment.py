@@ -1,6 +1,6 @@
 """``g2m probe``: load an encoder, cache its features for a probing config, train a probe, write the results.
 
-Results go to ``OUT/<encoder>/<readout>/<config>/``: ``result.json`` (scores, the per-cell heatmap, per-colour
+Results go to ``OUT/<encoder>/<readout>/<config>/`` (``<readout>-<probe>`` for a probe other than ``conv``): ``result.json`` (scores, the per-cell heatmap, per-colour
 accuracy, the confusion matrix, and every setting needed to reproduce the run), ``heatmap.png``, ``heatmap.npy`` and
 ``curve.png``. ``result.json`` has the format ``spec.PROBE_RESULT_FORMAT``, which the report and leaderboard read.
 """
@@ -22,8 +22,8 @@ from dataset_builder.spec import PROBE_RESULT_FORMAT
 from g2m_base.errors import UsageError
 from g2m_base.files import atomic_write_text, safe_name
 from probing.encoders import READOUTS, load_encoder
-from probing.features import cache_key, extract_split, open_cache
-from probing.probe import FeatureSet, TrainConfig, predict, score, train_probe
+from probing.features import cache_key, extract_split, native_grid, open_cache
+from probing.probe import POOLED, FeatureSet, TrainConfig, predict, score, train_probe
 
 VERSIONED = ("torch", "transformers", "numpy", "datasets")
 
@@ -60,11 +60,12 @@ def run_probe(spec: ProbeSpec, progress: bool = True) -> dict:
     # the data first: a missing folder, a build without this config or an unreachable Hub fails before any model loads
     data = {**provenance(spec.data), "config": spec.config}
     splits = {s: load_config(spec.config, s, spec.data) for s in ("train", "validation", "test")}
-    encoder = load_encoder(spec.encoder, spec.readout, spec.revision, spec.device, spec.dtype)
+    pool = spec.train.probe if spec.train.probe in POOLED else "grid"
+    encoder = load_encoder(spec.encoder, spec.readout, spec.revision, spec.device, spec.dtype, pool)
     encoder.describe_input(splits["train"][0]["image"])  # the processor's actual input, for the record
     key = cache_key(encoder, spec.revision, data, spec.config, spec.cache_dtype)
     folder = open_cache(spec.cache_dir, key)
-    cached = {s: extract_split(encoder, ds, folder, s, spec.batch_size, spec.cache_dtype, progress)
+    cached = {s: extract_split(encoder, ds, folder, s, spec.batch_size, spec.cache_dtype, progress, block.grid_size)
               for s, ds in splits.items()}
     device = torch.device(spec.device)
     sets = {s: FeatureSet(f, lab, device) for s, (f, lab) in cached.items()}
@@ -72,18 +73,21 @@ def run_probe(spec: ProbeSpec, progress: bool = True) -> dict:
     model, history = train_probe(sets["train"], sets["validation"], dim, block.num_colors, block.grid_size,
                                  spec.train, progress)
     test = score(predict(model, sets["test"]), sets["test"].labels, block.num_colors)
-    out = Path(spec.out) / safe_name(spec.encoder) / spec.readout / spec.config
+    kind = spec.readout if spec.train.probe == "conv" else f"{spec.readout}-{spec.train.probe}"
+    out = Path(spec.out) / safe_name(spec.encoder) / kind / spec.config
     out.mkdir(parents=True, exist_ok=True)
     np.save(out / "heatmap.npy", test["heatmap"])
     result = {
         "format": PROBE_RESULT_FORMAT,
         "encoder": {"name": spec.encoder, "revision": key["revision"], "family": encoder.family, "readout": spec.readout,
-                    "dtype": spec.dtype, "feature_grid": list(cached["train"][0].shape[1:3]), "feature_dim": int(dim),
+                    "dtype": spec.dtype, "pool": pool, "feature_grid": native_grid(folder),
+                    "stored_grid": list(cached["train"][0].shape[1:3]), "feature_dim": int(dim),
                     "image_processor": encoder.processor_info()},
         "config": spec.config, "grid_size": block.grid_size, "num_colors": block.num_colors,
         "data": data, "rows": {s: len(ds) for s, ds in splits.items()},
         "train": spec.train.to_json(), **history,
-        "test": {"cell_accuracy": test["cell_accuracy"], "exact_match": test["exact_match"],
+        "test": {"cell_accuracy": test["cell_accuracy"], "cell_accuracy_ci": test["cell_accuracy_ci"],
+                 "exact_match": test["exact_match"], "exact_match_ci": test["exact_match_ci"],
                  "per_colour_accuracy": test["per_colour_accuracy"],
                  "heatmap": np.round(test["heatmap"], 4).tolist(), "confusion": test["confusion"].tolist()},
         "chance_cell_accuracy": 1 / block.num_colors,

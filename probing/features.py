@@ -4,6 +4,12 @@ The authors run the frozen backbone at every training step. The backbone is froz
 changes: we run it once per image, store the patch grid (float16 ``.npy``, memory-mapped when read back), and every
 later step or rerun reads the file (``benchmarks/bench_probe.py`` measures the ratio).
 
+What is stored is what the probe reads (``fit_to_probe``): a grid with at least N x N tokens is stored already resized
+to N x N. The probe's bilinear resize (``align_corners=False``, no antialiasing) reads at most four neighbours per
+cell, so the other tokens never reach it, and resizing N x N to N x N is the identity: the probe computes the same
+function on a fraction of the bytes (an 8B model's 32 x 32 tower grid at N = 20: 400 tokens stored instead of 1,024).
+The resize runs in float32 before the one rounding to the cache's dtype. Smaller grids are stored as they are.
+
 A cache folder is keyed by everything that changes the numbers: encoder and revision (for a local folder, a
 fingerprint of its files), read-out point, dtype, the image processor's settings, the data source and revision (or
 build manifest), config and split. The key's hash names the folder and ``key.json`` inside holds the key itself;
@@ -18,6 +24,8 @@ import os
 from pathlib import Path
 
 import numpy as np
+import torch
+from torch.nn import functional as F
 from tqdm.auto import tqdm
 
 from g2m_base.bounded_json import Rejected, read_json
@@ -26,7 +34,8 @@ from g2m_base.files import atomic_write_text, safe_name
 from probing.encoders import Encoder
 
 KEY_FILE = "key.json"
-CACHE_FORMAT = "g2m-probe-cache/1"
+CACHE_FORMAT = "g2m-probe-cache/2"  # 2: grids fitted to the probe's N x N input; the pooled probes' vectors
+SHAPE_FILE = "shape.json"
 
 
 class NonFiniteFeatures(UsageError):
@@ -59,6 +68,7 @@ def cache_key(encoder: Encoder, revision: str | None, data: dict, config: str, c
         "revision": fingerprint(encoder.name, revision),
         "family": encoder.family,
         "readout": encoder.readout,
+        "pool": encoder.pool,
         "encoder_dtype": str(encoder.dtype).removeprefix("torch."),
         "cache_dtype": cache_dtype,
         "image_processor": {k: v for k, v in encoder.processor_info().items() if k != "input"},
@@ -92,9 +102,41 @@ def open_cache(root: str | os.PathLike, key: dict) -> Path:
     return folder
 
 
+def fit_to_probe(grid: torch.Tensor, n: int) -> torch.Tensor:
+    """(H, W, D) -> what the N x N probe reads: resized to (N, N, D) when it has at least N*N tokens (the probe's own
+    resize would then read only those values), else unchanged. The probe's forward gives the same logits either way."""
+    if grid.shape[0] * grid.shape[1] < n * n:
+        return grid
+    x = F.interpolate(grid.float().permute(2, 0, 1)[None], size=(n, n), mode="bilinear", align_corners=False)
+    return x[0].permute(1, 2, 0)
+
+
+def to_cache_dtype(block: np.ndarray, cache_dtype: str, where: str) -> np.ndarray:
+    """``block`` in the cache's dtype, or a NonFiniteFeatures error saying what to do (never a cached infinity)."""
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected and reported just below
+        stored = block.astype(cache_dtype)
+    if not np.isfinite(stored).all():
+        raise NonFiniteFeatures(
+            f"{where} gave features that are not finite in {cache_dtype} (largest magnitude "
+            f"{float(np.nanmax(np.abs(block))):.3g}); nothing was cached. "
+            + ("Rerun with --cache-dtype float32." if np.isfinite(block).all() else
+               "The encoder itself produced NaN or infinity: try --dtype float32."))
+    return stored
+
+
+def native_grid(folder: Path) -> list[int] | None:
+    """The encoder's own grid (H, W) before ``fit_to_probe``, as recorded when the cache was built."""
+    try:
+        return read_json(folder / SHAPE_FILE, 4096, "feature cache shape")["feature_grid"]
+    except (OSError, Rejected, KeyError, TypeError):
+        return None
+
+
 def extract_split(encoder: Encoder, dataset, folder: Path, split: str, batch_size: int = 16,
-                  cache_dtype: str = "float16", progress: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """(features (n, H, W, D), labels (n, N, N)) for one split, memory-mapped from the cache; built if absent."""
+                  cache_dtype: str = "float16", progress: bool = True, grid_size: int | None = None,
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """(features (n, h, w, D), labels (n, N, N)) for one split, memory-mapped from the cache; built if absent. With
+    ``grid_size`` the grids are stored as the N x N probe reads them (``fit_to_probe``)."""
     feats_path, labels_path = folder / f"{split}.features.npy", folder / f"{split}.labels.npy"
     n = len(dataset)
     if feats_path.is_file() and labels_path.is_file():
@@ -110,19 +152,13 @@ def extract_split(encoder: Encoder, dataset, folder: Path, split: str, batch_siz
         for start in range(0, n, batch_size):
             rows = dataset.select(range(start, min(n, start + batch_size)))
             grids = encoder.grids([im.convert("RGB") for im in rows["image"]])
+            fitted = [g if grid_size is None else fit_to_probe(g, grid_size) for g in grids]
             if out is None:
-                out = np.lib.format.open_memmap(partial, mode="w+", dtype=cache_dtype, shape=(n, *grids[0].shape))
-            block = np.stack([g.cpu().numpy() for g in grids])
-            with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected and reported just below
-                stored = block.astype(cache_dtype)
-            if not np.isfinite(stored).all():
-                raise NonFiniteFeatures(
-                    f"{encoder.name} [{encoder.readout}] gave features that are not finite in {cache_dtype} "
-                    f"(largest magnitude {float(np.nanmax(np.abs(block))):.3g}; rows {start}..{start + len(grids) - 1} of "
-                    f"{split}); nothing was cached. "
-                    + ("Rerun with --cache-dtype float32." if np.isfinite(block).all() else
-                       "The encoder itself produced NaN or infinity: try --dtype float32."))
-            out[start : start + len(grids)] = stored
+                out = np.lib.format.open_memmap(partial, mode="w+", dtype=cache_dtype, shape=(n, *fitted[0].shape))
+                atomic_write_text(folder / SHAPE_FILE, json.dumps({"feature_grid": list(grids[0].shape[:2])}) + "\n")
+            block = np.stack([g.cpu().numpy() for g in fitted])
+            out[start : start + len(grids)] = to_cache_dtype(
+                block, cache_dtype, f"{encoder.name} [{encoder.readout}] (rows {start}..{start + len(grids) - 1} of {split})")
             bar.update(len(grids))
         out.flush()
         del out

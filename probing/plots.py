@@ -1,4 +1,5 @@
-"""Pictures people would rather look at than read: the probe's per-cell accuracy heatmap and its training curve."""
+"""Pictures people would rather look at than read: the probe's per-cell accuracy heatmap, its training curve, and a
+sweep's cell accuracy by depth (tower -> projector -> LLM), which the report draws too."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from g2m_base.plotting import pyplot
+from g2m_base.untrusted import plot
 
 
 def plot_heatmap(heatmap: np.ndarray, path: Path, title: str) -> None:
@@ -39,3 +41,57 @@ def plot_curve(history: list[dict], path: Path, chance: float) -> None:
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
+
+
+STAGE_LABELS = {"tower": "vision tower", "projector": "projector", "llm": "LLM (image positions)"}
+STAGE_TINTS = {"tower": "#eef3fb", "projector": "#fbf3e6", "llm": "#eef8ef"}
+
+
+def plot_sweep(points: list[dict], path: Path, title: str, chance: float, reference: dict | None = None) -> list[str]:
+    """Cell accuracy by depth, tower -> projector -> LLM on one axis: each point's test cell accuracy with its 95%
+    interval (band) and exact match (dotted), the stages shaded and divided, chance (1/C) dashed, and with
+    ``reference`` the model's own end-to-end cell accuracy at this N: the gap, layer by layer. Writes PNG and SVG."""
+    plt = pyplot()
+    plt.rcParams["svg.hashsalt"] = "g2m-sweep"  # the same sweep draws the same SVG bytes
+    x = np.arange(len(points))
+    acc = np.array([p["cell_accuracy"] for p in points])
+    lo = np.array([(p.get("cell_accuracy_ci") or [a, a])[0] for p, a in zip(points, acc, strict=True)])
+    hi = np.array([(p.get("cell_accuracy_ci") or [a, a])[1] for p, a in zip(points, acc, strict=True)])
+    fig, ax = plt.subplots(figsize=(max(6.0, min(16.0, 0.16 * len(points) + 4)), 4.2), dpi=120)
+    for stage in STAGE_LABELS:
+        idx = [i for i, p in enumerate(points) if p["stage"] == stage]
+        if idx:
+            ax.axvspan(idx[0] - 0.5, idx[-1] + 0.5, color=STAGE_TINTS[stage], zorder=0)
+            grid = points[idx[0]].get("feature_grid")
+            label = STAGE_LABELS[stage] + (f"\n{grid[0]}x{grid[1]} tokens" if grid else "")
+            ax.text((idx[0] + idx[-1]) / 2, 1.035, label, ha="center", va="bottom", fontsize=8)
+            if idx[0] > 0:
+                ax.axvline(idx[0] - 0.5, color="#555555", linestyle="--", linewidth=0.9)
+    ax.fill_between(x, lo, hi, color="#4c72b0", alpha=0.25, linewidth=0, label="95% interval")
+    ax.plot(x, acc, marker="o", markersize=3.5, color="#4c72b0", label="probe cell accuracy")
+    ax.plot(x, [p["exact_match"] for p in points], linestyle=":", color="#4c72b0", alpha=0.8, label="probe exact match")
+    for i, p in enumerate(points):
+        if p.get("readout"):
+            ax.plot([i], [p["cell_accuracy"]], marker="*", markersize=11, color="#dd8452", zorder=5,
+                    label="the authors' read-outs (g2m probe)" if i == min(j for j, q in enumerate(points)
+                                                                         if q.get("readout")) else None)
+    ax.axhline(chance, color="grey", linestyle="--", linewidth=1, label=f"chance (1/C = {chance:.2f})")
+    if reference:
+        ax.axhline(reference["cell_accuracy"], color="#c44e52", linewidth=1.6,
+                   label=f"end-to-end answer: {reference['cell_accuracy']:.3f} ({plot(reference.get('source', 'run'), 40)})")
+    ticks = [i for i, p in enumerate(points) if p["layer"] is None or len(points) <= 40 or p["layer"] % 5 == 0
+             or i in (0, len(points) - 1)]
+    ax.set_xticks(ticks, ["P" if points[i]["layer"] is None else str(points[i]["layer"]) for i in ticks], fontsize=7)
+    ax.set_xlim(-0.5, len(points) - 0.5)
+    ax.set_ylim(0, 1.1)
+    ax.spines["top"].set_visible(False)
+    ax.set_yticks(np.linspace(0, 1, 6))
+    ax.set_xlabel("depth: vision block -> projector (P) -> LLM decoder layer")
+    ax.set_ylabel("test cell accuracy")
+    ax.set_title(plot(title, 140), fontsize=9, pad=26)
+    ax.legend(loc="lower left", fontsize=7, framealpha=0.9)
+    fig.tight_layout()
+    fig.savefig(path)
+    fig.savefig(path.with_suffix(".svg"), metadata={"Date": None})
+    plt.close(fig)
+    return [path.name, path.with_suffix(".svg").name]

@@ -1,9 +1,13 @@
 """The spatial probe and its training, following the authors' recipe.
 
 Patch grids (H, W, D) are bilinearly resized to the N x N cell grid, then classified per cell: a 1x1 conv
-D -> 512, BatchNorm, GELU, 1x1 conv 512 -> C (``conv``), or a single 1x1 conv D -> C (``linear``). The defaults are
-the authors' settings: batches of 32 from the train split shuffled afresh each epoch, AdamW (lr 5e-4, weight decay
-1e-4), 5,000 steps with 5% linear warm-up then cosine decay, gradient clipping at 1.0, validation every 500 steps,
+D -> 512, BatchNorm, GELU, 1x1 conv 512 -> C (``conv``), or a single 1x1 conv D -> C (``linear``). The authors'
+pooled probes read one vector per image instead (the features are then stored as a 1 x 1 grid): ``mean`` (the mean
+of the patch tokens) or ``cls`` (the CLS token, or the first token where the read-out has none), L2-normalised, then
+one linear layer D -> N*N*C. The defaults are the authors' settings: batches of 32 from the train split shuffled
+afresh each epoch, AdamW (lr 5e-4, weight decay 1e-4), 5,000 steps with 5% linear warm-up from a learning rate of 0
+at the first step (as their ``get_cosine_schedule_with_warmup``) then cosine decay, gradient clipping at 1.0,
+validation every 500 steps,
 early stopping on validation cell accuracy (patience 3); the test split is scored with the best weights. Our variants
 are options: ``sampling="replacement"`` (independent random batches), other batch sizes, the ``linear`` head. Every
 random choice comes from one seed; ``result.json`` records the whole ``TrainConfig`` that ran.
@@ -22,8 +26,11 @@ from torch.nn import functional as F
 from tqdm.auto import tqdm
 
 from g2m_base.errors import UsageError
+from g2m_base.stats import bootstrap_mean, wilson
 
-PROBES = ("conv", "linear")
+PROBES = ("conv", "linear", "mean", "cls")
+#: The probes that read one pooled vector per image rather than the patch grid.
+POOLED = ("mean", "cls")
 #: How training batches are drawn: "epochs" (the authors': the train split shuffled afresh each epoch and walked in
 #: batches, every image once per epoch) or "replacement" (each batch drawn at random, with replacement).
 SAMPLINGS = ("epochs", "replacement")
@@ -65,19 +72,30 @@ class SpatialProbe(nn.Module):
     def __init__(self, dim: int, num_colors: int, grid_size: int, kind: str = "conv", hidden: int = 512) -> None:
         super().__init__()
         self.grid_size = grid_size
+        self.pooled = kind in POOLED
+        self.num_colors = num_colors
         if kind == "conv":
             self.head = nn.Sequential(nn.Conv2d(dim, hidden, 1), nn.BatchNorm2d(hidden), nn.GELU(),
                                       nn.Conv2d(hidden, num_colors, 1))
+        elif self.pooled:
+            self.head = nn.Linear(dim, grid_size * grid_size * num_colors)
         else:
             self.head = nn.Conv2d(dim, num_colors, 1)
 
     def forward(self, grids: torch.Tensor) -> torch.Tensor:
         """(B, H, W, D) patch grids -> (B, C, N, N) logits.
 
+        A pooled probe takes (B, 1, 1, D): the vector is L2-normalised and mapped to N*N*C logits, cell-major (cell
+        ``r * N + c``, then colour), the layout of the authors' ``logits.view(-1, num_cells, num_colors)``.
+
         Bilinear resizing and a 1x1 convolution are both linear and act on different axes (its weights sum to one,
         so the bias passes through too): they commute. When the patch grid is smaller than N x N we apply the first
         convolution before resizing, the same function for a fraction of the work.
         """
+        n = self.grid_size
+        if self.pooled:
+            logits = self.head(F.normalize(grids.reshape(grids.shape[0], -1), p=2, dim=1))
+            return logits.reshape(-1, n, n, self.num_colors).permute(0, 3, 1, 2)
         x = grids.permute(0, 3, 1, 2)
         first, rest = (self.head[0], self.head[1:]) if isinstance(self.head, nn.Sequential) else (self.head, None)
         n = self.grid_size
@@ -89,9 +107,11 @@ class SpatialProbe(nn.Module):
 
 
 def _schedule(step: int, cfg: TrainConfig) -> float:
+    """The learning-rate factor of update ``step`` (0-based): 0 at the first update, rising linearly to 1 over the
+    warm-up, then a half cosine to 0, as the authors' schedule (their first update also runs at a learning rate of 0)."""
     warm = max(1, int(cfg.warmup_frac * cfg.steps))
     if step < warm:
-        return (step + 1) / warm
+        return step / warm
     return 0.5 * (1 + math.cos(math.pi * (step - warm) / max(1, cfg.steps - warm)))
 
 
@@ -123,14 +143,19 @@ def predict(model: SpatialProbe, data: FeatureSet, batch_size: int = 256) -> tor
     return torch.cat(out)
 
 
-def score(pred: torch.Tensor, labels: torch.Tensor, num_colors: int) -> dict:
-    """Cell accuracy, exact match, the per-cell heatmap, per-colour accuracy and the confusion matrix."""
+def score(pred: torch.Tensor, labels: torch.Tensor, num_colors: int, intervals: bool = True) -> dict:
+    """Cell accuracy and exact match with their 95% intervals (a seeded bootstrap over images; Wilson), the per-cell
+    heatmap, per-colour accuracy and the confusion matrix."""
     correct = (pred == labels).float()
     conf = torch.bincount((labels * num_colors + pred).reshape(-1), minlength=num_colors**2).reshape(num_colors, num_colors)
     per_color = [float(correct[labels == c].mean()) if (labels == c).any() else None for c in range(num_colors)]
+    per_image = correct.flatten(1).mean(1).double().cpu().numpy()
+    exact = int(correct.flatten(1).all(1).sum())
     return {
         "cell_accuracy": float(correct.mean()),
-        "exact_match": float(correct.flatten(1).all(1).float().mean()),
+        "cell_accuracy_ci": list(bootstrap_mean(per_image)) if intervals else None,
+        "exact_match": exact / len(per_image),
+        "exact_match_ci": list(wilson(exact, len(per_image))) if intervals else None,
         "heatmap": correct.mean(0).cpu().numpy(),
         "per_colour_accuracy": per_color,
         "confusion": conf.cpu().numpy(),
@@ -171,7 +196,7 @@ def train_probe(train: FeatureSet, val: FeatureSet, dim: int, num_colors: int, g
         opt.step()
         sched.step()
         if (step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps:
-            acc = score(predict(model, val), val.labels, num_colors)["cell_accuracy"]
+            acc = score(predict(model, val), val.labels, num_colors, intervals=False)["cell_accuracy"]
             history.append({"step": step + 1, "loss": loss.item(), "val_cell_accuracy": acc})
             bar.set_postfix(val=f"{acc:.3f}")
             if acc > best["val_cell_accuracy"]:

@@ -18,6 +18,10 @@ after the CLS token, and after the pixel shuffle the ``(P/2) x (P/2)`` merged to
 stitched into one ``(r P) x (r P)`` grid; the thumbnail, a second low-resolution view, is dropped.
 
 ViTs (SigLIP, CLIP). Row-major patches; CLIP puts a CLS token first.
+
+Pooled probes (the authors' ``mean`` and ``cls``) read one vector per image: the mean of the grid's tokens, or the CLS
+token where the read-out has one (CLIP; InternVL's tower, whose thumbnail tile sees the whole image) and otherwise the
+first token, the top-left patch, as the authors' code reads ``features[:, 0]`` whatever the model.
 """
 
 from __future__ import annotations
@@ -25,6 +29,9 @@ from __future__ import annotations
 import math
 
 import torch
+
+#: What is kept of a grid: all of it, or one vector per image (shaped (1, 1, D)) for the pooled probes.
+POOLS = ("grid", "mean", "cls")
 
 
 def vit_grid(tokens: torch.Tensor, has_cls: bool) -> torch.Tensor:
@@ -72,3 +79,15 @@ def stitch_tiles(tiles: torch.Tensor) -> torch.Tensor:
     p, d = tiles.shape[1], tiles.shape[3]
     grid = tiles[: r * r].reshape(r, r, p, p, d).permute(0, 2, 1, 3, 4)
     return grid.reshape(r * p, r * p, d)
+
+
+def pool(grid: torch.Tensor, kind: str, cls: torch.Tensor | None = None) -> torch.Tensor:
+    """(H, W, D) -> itself (``grid``), or (1, 1, D): the mean of its tokens, or the CLS token (the top-left token where
+    the read-out has no CLS, as the authors' code)."""
+    if kind == "grid":
+        return grid
+    if kind == "mean":
+        return grid.mean(dim=(0, 1), keepdim=True)
+    if kind == "cls":
+        return (grid[0, 0] if cls is None else cls).reshape(1, 1, -1)
+    raise ValueError(f"pool must be one of {POOLS}, got {kind!r}")

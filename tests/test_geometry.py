@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from dataset_builder.render import geometry
+from g2m_base.stats import bootstrap_mean, wilson
 from leaderboard.geometry import alignment, crossing_fraction
-from leaderboard.rescore import bootstrap_mean, wilson
 
 
 def _brute_force(n: int, patch: float, input_size: float) -> np.ndarray:

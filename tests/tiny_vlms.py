@@ -65,61 +65,15 @@ vision_feature_select_strategy="default").pooler_output`` is (tiles, 64, 128): C
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import torch
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-from transformers import PreTrainedTokenizerFast
 
-_CORPUS = [
-    "The quick brown fox jumps over the lazy dog.",
-    "Describe the image. What colour is the square? It is red, green, blue, yellow, white or black.",
-    "A grid of cells: 0 1 2 3 4 5 6 7 8 9, rows and columns, [[1, 2], [3, 4]].",
-    "User: hi\nAssistant: hello, how can I help you today?",
-    "Answer the question about the picture in one word.",
-] * 4
+from probing.tiny import TEXT, chat_template, qwen_image_processor, qwen_parts, train_tokenizer
+from probing.tiny import make_tiny_qwen3_vl as _make_qwen3_vl
 
-TEXT = dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
-            num_key_value_heads=2, head_dim=32, max_position_embeddings=4096)
-"""Text-model sizes shared by every builder (head_dim 32 suits vLLM's CPU attention too)."""
-
-
-def _tokenizer(specials: list[str], chat_template: str, named: dict | None = None,
-               **roles: str) -> PreTrainedTokenizerFast:
-    """Train a byte-level BPE (about 400 tokens) whose first ids are ``specials``; wrap it for transformers.
-
-    ``roles`` names the special tokens (bos_token=..., eos_token=..., pad_token=..., unk_token=...); the other
-    specials become ``extra_special_tokens`` (a dict ``named`` also makes them tokenizer attributes, e.g.
-    ``tok.start_image_token``) so they never get split and are skipped when decoding.
-    """
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    tok.post_processor = processors.ByteLevel(trim_offsets=False)
-    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=specials, show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    tok.train_from_iterator(_CORPUS, trainer)
-    extra = named or [s for s in specials if s not in roles.values()]
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, extra_special_tokens=extra, **roles)
-    fast.chat_template = chat_template
-    return fast
-
-
-def _template(image: str, user: str, assistant: str, end: str, bos: bool = False) -> str:
-    """A short Jinja chat template: plain string contents, {"type": "text"} parts, and {"type": "image"}
-    parts, which become ``image``, the placeholder that the processor expands. Literals go through
-    ``json.dumps`` so that newlines survive Jinja's ``{%- -%}`` whitespace trimming."""
-    q = json.dumps
-    return (
-        ("{{ bos_token }}" if bos else "") + "{%- for m in messages -%}"
-        f"{{{{ {q(user)} if m['role'] == 'user' else ({q(assistant)} if m['role'] == 'assistant' "
-        "else m['role'] + ': ') }}"
-        "{%- if m['content'] is string -%}{{ m['content'] }}{%- else -%}{%- for c in m['content'] -%}"
-        f"{{%- if c['type'] == 'image' -%}}{{{{ {q(image)} }}}}{{%- elif c['type'] == 'text' -%}}{{{{ c['text'] }}}}"
-        f"{{%- endif -%}}{{%- endfor -%}}{{%- endif -%}}{{{{ {q(end)} }}}}{{%- endfor -%}}"
-        f"{{%- if add_generation_prompt -%}}{{{{ {q(assistant)} }}}}{{%- endif -%}}"
-    )
+_tokenizer = train_tokenizer
+_template = chat_template
 
 
 def qwen_patch_grid(tokens: torch.Tensor, grid_thw, merge: int = 2) -> torch.Tensor:
@@ -226,26 +180,8 @@ def make_tiny_idefics3(path) -> Path:
 
 
 # ------------------------------------------------------------------------------------------------ Qwen-VL
-_QWEN_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>",
-                  "<|image_pad|>", "<|video_pad|>"]
-_QWEN_TEMPLATE = _template("<|vision_start|><|image_pad|><|vision_end|>", "<|im_start|>user\n",
-                           "<|im_start|>assistant\n", "<|im_end|>\n")
-
-
-def _qwen_parts():
-    tok = _tokenizer(_QWEN_SPECIALS, _QWEN_TEMPLATE, eos_token="<|im_end|>", pad_token="<|endoftext|>")
-    ids = _ids(tok, image_token_id="<|image_pad|>", video_token_id="<|video_pad|>",
-               vision_start_token_id="<|vision_start|>", vision_end_token_id="<|vision_end|>")
-    text = dict(TEXT, vocab_size=len(tok), bos_token_id=tok.convert_tokens_to_ids("<|endoftext|>"),
-                eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
-    return tok, ids, text
-
-
-def _qwen_image_processor(patch: int, mean_std: float | None = None):
-    from transformers import Qwen2VLImageProcessorPil
-
-    kw = {} if mean_std is None else dict(image_mean=[mean_std] * 3, image_std=[mean_std] * 3)
-    return Qwen2VLImageProcessorPil(patch_size=patch, merge_size=2, temporal_patch_size=2, **kw)
+_qwen_parts = qwen_parts
+_qwen_image_processor = qwen_image_processor
 
 
 def _qwen2_text_parts():
@@ -288,22 +224,11 @@ def make_tiny_qwen2_5_vl(path) -> Path:
 
 
 def make_tiny_qwen3_vl(path) -> Path:
-    """Qwen3VLForConditionalGeneration: vision patch 16, merge 2, depth 2, hidden 64, learned position grid
-    16x16 (``num_position_embeddings=256``, bilinearly resampled per image), DeepStack merger after block 0;
-    text mrope_section [6, 5, 5] interleaved. Image mean/std 0.5 as in the real Qwen3-VL processor."""
-    from transformers import Qwen3VLConfig, Qwen3VLForConditionalGeneration
-
-    tok, ids, text = _qwen_parts()
-    text["rope_parameters"] = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [6, 5, 5],
-                               "mrope_interleaved": True}
-    vision = dict(depth=2, hidden_size=64, intermediate_size=128, num_heads=2, out_hidden_size=TEXT["hidden_size"],
-                  patch_size=16, spatial_merge_size=2, temporal_patch_size=2, num_position_embeddings=256,
-                  deepstack_visual_indexes=[0])
-    config = Qwen3VLConfig(text_config=text, vision_config=vision, **ids)
-    torch.manual_seed(0)
-    model = Qwen3VLForConditionalGeneration(config)
-    _gen_config(model, tok)
-    return _save(path, model, tok, _qwen_image_processor(16, 0.5))
+    """Qwen3VLForConditionalGeneration (the package's own builder, ``probing.tiny.make_tiny_qwen3_vl``): vision patch
+    16, merge 2, depth 2, hidden 64, learned position grid 16x16 (``num_position_embeddings=256``, bilinearly
+    resampled per image), DeepStack merger after block 0; text mrope_section [6, 5, 5] interleaved. Image mean/std
+    0.5 as in the real Qwen3-VL processor."""
+    return _make_qwen3_vl(path)
 
 
 # ------------------------------------------------------------------------------------------------ InternVL
