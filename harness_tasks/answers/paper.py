@@ -25,7 +25,9 @@ every step is linear in the text, and no text raises: where the authors' code wo
 from __future__ import annotations
 
 import re
-from itertools import islice
+from itertools import chain, islice
+
+import numpy as np
 
 from harness_tasks.answers.literal import LiteralError, read_literal
 
@@ -97,6 +99,13 @@ def _as_int_matrix(value: object, n: int) -> tuple[tuple[int, ...], ...] | None:
     """``numpy.array(value, dtype=int)`` if it is exactly n x n, else None (numpy would fail or the shape differs)."""
     if not isinstance(value, (list, tuple)) or len(value) != n:
         return None
+    if (all(type(row) is list and len(row) == n for row in value)
+            and set(map(type, chain.from_iterable(value))) <= {int}):  # plain ints (a JSON answer): only the range
+        try:
+            np.asarray(value, dtype=np.int64)  # numpy's own int64 range check, at C speed
+        except OverflowError:
+            return None
+        return tuple(map(tuple, value))
     rows = []
     for row in value:
         if not isinstance(row, (list, tuple)) or len(row) != n:
