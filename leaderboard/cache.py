@@ -30,6 +30,7 @@ from g2m_base.files import TEMP_MARK, atomic_write_text
 from g2m_base.untrusted import strict_json
 from harness_tasks.answers.catalog import TASK_VERSION
 from harness_tasks.answers.score import METRICS, PROTOCOLS
+from leaderboard.rescore import summarise
 
 CACHE_DIR = ".g2m-cache"
 ENTRY_FORMAT = "g2m-leaderboard-cache/1"
@@ -38,8 +39,8 @@ SITE_FORMAT = 1
 MAX_ENTRY_BYTES = 4 << 20  # an entry is ~20 KB
 #: How each row's outputs are scored: (name of the scores, protocol) for ``records`` and for ``paper_records``.
 SCORINGS = ((("g2m", "g2m"), ("paper_rule_on_g2m", "paper")), (("paper", "paper"),))
-_CI = ("exact_match_ci", "cell_accuracy_ci", "parse_failed_ci", "truncated_ci", "request_failed_ci")
-_NUMBERS = ("exact_match", "cell_accuracy", "cell_accuracy_strict", "parse_failed", "truncated", "request_failed")
+#: The fields of a summary (``rescore.summarise``): the count, rates in [0, 1], and their intervals (``*_ci``).
+_SUMMARY = tuple(summarise([]))
 
 
 def scorer_version() -> dict:
@@ -165,15 +166,16 @@ def _numbers(view: dict) -> dict:
 
 
 def _summary(s: dict) -> dict:
-    if set(s) != {"n", *_NUMBERS, *_CI} or type(s["n"]) is not int:
+    if set(s) != set(_SUMMARY) or type(s["n"]) is not int or s["n"] < 0:
         raise ValueError("a summary has other fields")
     out: dict = {"n": s["n"]}
-    for k in _NUMBERS:
-        out[k] = _number(s[k])
-    for k in _CI:
-        if not isinstance(s[k], list) or len(s[k]) != 2:
-            raise ValueError("an interval is not two numbers")
-        out[k] = (_number(s[k][0]), _number(s[k][1]))
+    for k in _SUMMARY[1:]:
+        if k.endswith("_ci"):
+            if not isinstance(s[k], list) or len(s[k]) != 2:
+                raise ValueError("an interval is not two numbers")
+            out[k] = (_number(s[k][0]), _number(s[k][1]))
+        else:
+            out[k] = _number(s[k])
     return out
 
 
