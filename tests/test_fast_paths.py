@@ -43,7 +43,7 @@ def test_a_run_of_samples_is_the_samples_one_by_one():
 
 
 @pytest.mark.parametrize(("grid_size", "resolution"), [(n, r) for r in (512, 101, 33) for n in (1, 2, 3, 7, 20, 32, 33, 64)
-                                                       if 2 * n <= r])
+                                                       if 2 * n <= r] + [(5, 2048), (3, 2049), (3, 4096)])
 @pytest.mark.parametrize("outline", [True, False])
 def test_the_grid_encoder_gives_the_reference_bytes(grid_size, resolution, outline):
     m = np.random.Generator(np.random.PCG64(grid_size)).integers(0, 10, (grid_size, grid_size)).astype(np.int8)
