@@ -1,13 +1,18 @@
-"""Throughput of the release builder, as ratios measured in one run on this machine.
+"""Throughput of the release builder and of ``g2m verify``, as ratios measured in one run on this machine.
 
-    python benchmarks/bench_build.py            # ~1-2 minutes
-    python benchmarks/bench_build.py --full     # also times the full 324,500-image release (several minutes)
+    python benchmarks/bench_build.py            # a release-weighted mix of 8,450 images, ~1-2 minutes
+    python benchmarks/bench_build.py --full     # also the full 324,500-image release: build, then verify (minutes)
 
 Compared on the same rows (a mix weighted like the release: most images are 20x20..64x64 probing grids):
   limit  - render + PNG encode only, in one process: what the build could reach if parquet, hashing and process
-           management cost nothing;
+           management cost nothing (with K cores, K times this rate);
   naive  - the authors' approach: one PIL rectangle per cell, then PIL's PNG encoder;
-  build  - the real ``g2m build`` path (generation, parquet, atomic writes, manifest), with 1 and with all workers.
+  build  - the real ``g2m build`` path (generation, parquet, atomic writes, manifest), with 1 and with all workers;
+  verify - the real ``g2m verify`` of that build, all workers: every file hashed, every row regenerated from its seed
+           and compared byte for byte.
+
+Targets (issue: verify as fast as build): the full release built in at most 60 s on 2 cores, and verified in at most
+1.2x its build time. Wall times depend on what else the machine runs; CPU seconds (all processes) are printed too.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import argparse
 import io
 import os
+import resource
 import shutil
 import sys
 import tempfile
@@ -27,9 +33,12 @@ from dataset_builder.build import BuildParams, build, plan_config  # noqa: E402
 from dataset_builder.configs import CONFIGS, get_config  # noqa: E402
 from dataset_builder.generate import RenderOptions, make_image, make_matrix  # noqa: E402
 from dataset_builder.render import render_reference  # noqa: E402
+from dataset_builder.verify import verify  # noqa: E402
 
 MIX = "zero_shot,probe_n20_c3,probe_n32_c10,probe_n48_c3,probe_n64_c10"
 SCALE = 0.1
+MAX_FULL_SECONDS = 60.0
+MAX_VERIFY_RATIO = 1.2
 
 
 def _rows(configs: str, scale: float):
@@ -55,21 +64,38 @@ def _naive(item) -> bytes:
     return buf.getvalue()
 
 
-def _build_rate(workers: int, configs: str, scale: float) -> tuple[float, float]:
+def _cpu() -> float:
+    """CPU seconds of this process and of its finished children (the worker pools)."""
+    return sum(getattr(resource.getrusage(who), f) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+               for f in ("ru_utime", "ru_stime"))
+
+
+def _timed(fn):
+    cpu, t = _cpu(), time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t, _cpu() - cpu
+
+
+def _build_and_verify(workers: int, configs: str, scale: float, check: bool) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="g2m-bench-"))
     try:
-        t = time.perf_counter()
-        m = build(tmp / "rel", configs, BuildParams(scale=scale), workers=workers, progress=False)
-        dt = time.perf_counter() - t
+        m, build_s, build_cpu = _timed(lambda: build(tmp / "rel", configs, BuildParams(scale=scale), workers=workers,
+                                                     progress=False))
         rows = sum(s["rows"] for c in m["configs"].values() for s in c.values())
-        return rows / dt, dt
+        out = {"rows": rows, "build_s": build_s, "build_cpu": build_cpu}
+        if check:
+            report, out["verify_s"], out["verify_cpu"] = _timed(lambda: verify(tmp / "rel", workers=workers,
+                                                                                progress=False))
+            if not report.ok or report.decoded:
+                sys.exit(f"verify did not pass on the fast path: {report}")
+        return out
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--full", action="store_true", help="also build the whole release once and report its time")
+    ap.add_argument("--full", action="store_true", help="also build and verify the whole release once")
     args = ap.parse_args()
     cores = os.cpu_count() or 1
     rows = _rows(MIX, SCALE)
@@ -78,17 +104,32 @@ def main() -> None:
 
     limit = _rate(lambda mr: make_image(mr[0]), matrices)
     naive = _rate(_naive, rows[:: max(1, len(rows) // 300)])
-    build1, _ = _build_rate(1, MIX, SCALE)
-    buildn, _ = _build_rate(cores, MIX, SCALE)
+    one = _build_and_verify(1, MIX, SCALE, check=False)
+    many = _build_and_verify(cores, MIX, SCALE, check=True)
+    build1, buildn = one["rows"] / one["build_s"], many["rows"] / many["build_s"]
+    verifyn = many["rows"] / many["verify_s"]
     print(f"limit  render+PNG, 1 process : {limit:8.1f} img/s")
     print(f"naive  per-cell PIL + PIL PNG: {naive:8.1f} img/s")
     print(f"build  1 worker              : {build1:8.1f} img/s  = {build1 / limit:.2f}x limit, {build1 / naive:.1f}x naive")
-    print(f"build  {cores} workers             : {buildn:8.1f} img/s  = {buildn / limit:.2f}x limit, {buildn / naive:.1f}x naive")
+    print(f"build  {cores} workers             : {buildn:8.1f} img/s  = {buildn / limit:.2f}x limit, "
+          f"{buildn / naive:.1f}x naive ({many['build_cpu']:.1f} CPU-s)")
+    print(f"verify {cores} workers             : {verifyn:8.1f} img/s  = {many['verify_s'] / many['build_s']:.2f}x the "
+          f"build's time ({many['verify_cpu']:.1f} CPU-s, {many['verify_cpu'] / many['build_cpu']:.2f}x its CPU)")
     total = sum(s.rows for c in CONFIGS for s in c.splits)
-    print(f"projected full release ({total:,} images) at {cores} workers: {total / buildn / 60:.1f} min")
+    print(f"projected full release ({total:,} images) at {cores} workers: {total / buildn:.0f} s")
     if args.full:
-        rate, dt = _build_rate(cores, ",".join(c.name for c in CONFIGS), 1.0)
-        print(f"full release measured: {dt / 60:.1f} min ({rate:.1f} img/s, {cores} workers)")
+        sample = [make_matrix(*r) for r in _rows(",".join(c.name for c in CONFIGS), 0.01)]
+        full_limit = total / (_rate(make_image, sample) * cores)
+        full = _build_and_verify(cores, ",".join(c.name for c in CONFIGS), 1.0, check=True)
+        ratio = full["verify_s"] / full["build_s"]
+        print(f"full release, {full['rows']:,} images, {cores} workers:")
+        print(f"  encoder-only limit : {full_limit:6.1f} s  (render + PNG of a 1% sample of every config, "
+              f"1 process, times {cores} cores)")
+        print(f"  build              : {full['build_s']:6.1f} s  = {full['build_s'] / full_limit:.2f}x the limit "
+              f"({full['build_cpu']:.0f} CPU-s); target <= {MAX_FULL_SECONDS:.0f} s: "
+              f"{'met' if full['build_s'] <= MAX_FULL_SECONDS else 'MISSED'}")
+        print(f"  verify             : {full['verify_s']:6.1f} s  = {ratio:.2f}x the build ({full['verify_cpu']:.0f} "
+              f"CPU-s); target <= {MAX_VERIFY_RATIO}x: {'met' if ratio <= MAX_VERIFY_RATIO else 'MISSED'}")
 
 
 if __name__ == "__main__":

@@ -11,14 +11,15 @@ appear: C distinct cells (a partial Fisher-Yates shuffle) receive a random permu
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from dataset_builder.configs import Block
-from dataset_builder.png import encode_palette_png_rows
+from dataset_builder.png import encode_grid_png
 from dataset_builder.prompt import build_prompt
-from dataset_builder.render import check_fits, render_rows
+from dataset_builder.render import check_fits
 from dataset_builder.spec import DEFAULT_RESOLUTION, check_grid_size, check_num_colors, color_names
 from g2m_base.errors import UsageError
 
@@ -44,11 +45,31 @@ def make_matrix(seed: int, grid_size: int, num_colors: int) -> np.ndarray:
     check_grid_size(grid_size)
     if not isinstance(seed, int) or seed < 0:
         raise UsageError(f"seed must be a non-negative integer, got {seed!r}")
+    return _matrix(np.random.PCG64(seed), grid_size, num_colors)
+
+
+def make_matrices(seeds: Sequence[int], grid_size: int, num_colors: int) -> list[np.ndarray]:
+    """``[make_matrix(s, grid_size, num_colors) for s in seeds]``, with the generators seeded all at once (a build's
+    rows come in runs of consecutive seeds): numpy's seeding is most of the cost of a small matrix."""
+    check_num_colors(num_colors)
+    check_grid_size(grid_size)
+    if not all(isinstance(s, int) and 0 <= s < 2**32 for s in seeds):
+        return [make_matrix(s, grid_size, num_colors) for s in seeds]
+    bg = np.random.PCG64(0)
+    out = []
+    for state, inc in _pcg64_states(seeds):
+        bg.state = {"bit_generator": "PCG64", "state": {"state": state, "inc": inc}, "has_uint32": 0, "uinteger": 0}
+        out.append(_matrix(bg, grid_size, num_colors))
+    return out
+
+
+def _matrix(bg: np.random.PCG64, grid_size: int, num_colors: int) -> np.ndarray:
     cells = grid_size * grid_size
-    raw = np.random.PCG64(seed).random_raw(cells + 2 * num_colors)
-    flat = (raw[:cells] % np.uint64(num_colors)).astype(np.int8)
+    raw = bg.random_raw(cells + 2 * num_colors)
+    draws, c = raw[:cells], np.uint64(num_colors)
+    flat = (draws - draws // c * c).astype(np.int8)  # draws % c: numpy divides by a scalar without a division per element
     if cells >= num_colors:
-        extra = [int(x) for x in raw[cells:]]
+        extra = raw[cells:].tolist()
         swapped: dict[int, int] = {}  # partial Fisher-Yates over range(cells), storing only the touched slots
         for k in range(num_colors):
             j = k + extra[k] % (cells - k)
@@ -62,9 +83,54 @@ def make_matrix(seed: int, grid_size: int, num_colors: int) -> np.ndarray:
     return flat.reshape(grid_size, grid_size)
 
 
+#: numpy's SeedSequence constants (numpy/random/bit_generator.pyx) and PCG64's multiplier (pcg64.h).
+_INIT_A, _MULT_A, _INIT_B, _MULT_B = 0x43B0D7E5, 0x931E8875, 0x8B51F9DD, 0x58F38DED
+_MIX_L, _MIX_R, _MASK32, _MASK128 = 0xCA01F9DD, 0x4973F715, 0xFFFFFFFF, (1 << 128) - 1
+_PCG_MULT = 0x2360ED051FC65DA44385DF649FCCF645
+
+
+def _pcg64_states(seeds: Sequence[int]) -> list[tuple[int, int]]:
+    """The (state, inc) of ``numpy.random.PCG64(seed)`` for seeds below 2**32, computed for all seeds at once.
+
+    ``PCG64(seed)`` hashes the seed with a ``SeedSequence`` (a pool of four 32-bit words, mixed, then eight words
+    drawn from it), then seeds PCG64 from those words. The hashing works word by word with multipliers that do not
+    depend on the data, so it runs on arrays of seeds here; ``tests/test_generate.py`` holds the result equal to
+    numpy's own for seeds of every config. NumPy guarantees this seeding across versions (its stream policy).
+    """
+    u32 = np.uint32
+    mult = _INIT_A
+
+    def hashmix(value: np.ndarray) -> np.ndarray:
+        nonlocal mult
+        value = value ^ u32(mult)
+        mult = (mult * _MULT_A) & _MASK32
+        value = value * u32(mult)
+        return value ^ (value >> u32(16))
+
+    words = np.asarray(seeds, dtype=np.uint32)
+    pool = [hashmix(words)] + [hashmix(np.zeros_like(words)) for _ in range(3)]
+    for src in range(4):
+        for dst in range(4):
+            if src != dst:
+                mixed = u32(_MIX_L) * pool[dst] - u32(_MIX_R) * hashmix(pool[src])
+                pool[dst] = mixed ^ (mixed >> u32(16))
+    mult, state = _INIT_B, []
+    for i in range(8):  # generate_state(4, uint64): eight words, little-endian pairs
+        value = pool[i % 4] ^ u32(mult)
+        mult = (mult * _MULT_B) & _MASK32
+        value = value * u32(mult)
+        state.append((value ^ (value >> u32(16))).astype(np.uint64))
+    s_hi, s_lo, i_hi, i_lo = ((state[2 * j] | (state[2 * j + 1] << np.uint64(32))).tolist() for j in range(4))
+    out = []
+    for a, b, c, d in zip(s_hi, s_lo, i_hi, i_lo, strict=True):
+        inc = (((c << 64 | d) << 1) | 1) & _MASK128  # pcg_setseq_128_srandom_r: step, add the seed, step
+        out.append((((inc + (a << 64 | b)) * _PCG_MULT + inc) & _MASK128, inc))
+    return out
+
+
 def make_image(matrix: np.ndarray, options: RenderOptions = RenderOptions()) -> bytes:
     """PNG bytes of a matrix."""
-    return encode_palette_png_rows(*render_rows(matrix, options.resolution, options.outline))
+    return encode_grid_png(matrix, options.resolution, options.outline)
 
 
 @dataclass(frozen=True)
@@ -92,3 +158,12 @@ def make_sample(block: Block, index: int, options: RenderOptions = RenderOptions
     seed = block.seed(index)
     m = make_matrix(seed, block.grid_size, block.num_colors)
     return Sample(block.sample_id(index), seed, block.grid_size, block.num_colors, m, make_image(m, options))
+
+
+def make_samples(block: Block, start: int, stop: int, options: RenderOptions = RenderOptions()) -> Iterator[Sample]:
+    """``make_sample(block, i, options)`` for ``i`` in ``range(start, stop)``: the same samples, seeded together."""
+    if not 0 <= start <= stop <= block.count:
+        raise UsageError(f"rows {start}..{stop} are outside the block of {block.count} samples")
+    seeds = [block.seed(i) for i in range(start, stop)]
+    for i, seed, m in zip(range(start, stop), seeds, make_matrices(seeds, block.grid_size, block.num_colors), strict=True):
+        yield Sample(block.sample_id(i), seed, block.grid_size, block.num_colors, m, make_image(m, options))

@@ -11,6 +11,7 @@ import hashlib
 import sys
 import zlib
 from importlib import metadata
+from itertools import chain
 from pathlib import Path
 
 from dataset_builder.configs import CONFIG_NAMES
@@ -97,7 +98,7 @@ def content_sha256(rows) -> str:
     """
     digests = []
     for row_id, seed, n, c, png, matrix, prompt in rows:
-        cells = ",".join(str(int(v)) for r in matrix for v in r)
+        cells = ",".join(map(str, map(int, chain.from_iterable(matrix))))
         line = f"{row_id}\0{int(seed)}\0{int(n)}\0{int(c)}\0{hashlib.sha256(png).hexdigest()}\0{cells}\0{prompt}"
         digests.append((row_id, hashlib.sha256(line.encode("utf-8", "surrogatepass")).digest()))
     h = hashlib.sha256()

@@ -8,7 +8,6 @@ Row groups are small so that one row can be read without pulling a whole shard (
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Sequence
 
@@ -115,7 +114,7 @@ def table_to_parquet_bytes(table: pa.Table, shard_metadata: dict) -> bytes:
     The footer also keeps the in-memory size of the table as built (``dataset_info`` reports it): a table read back
     from parquet can have other buffer sizes, and the README must not depend on whether a shard was resumed.
     """
-    buf = io.BytesIO()
+    buf = pa.BufferOutputStream()  # Arrow's own buffer: no Python call per write
     writer = pq.ParquetWriter(
         buf,
         SCHEMA,
@@ -132,7 +131,7 @@ def table_to_parquet_bytes(table: pa.Table, shard_metadata: dict) -> bytes:
         }
     )
     writer.close()
-    return buf.getvalue()
+    return buf.getvalue().to_pybytes()
 
 
 def read_shard_metadata(path) -> tuple[int, dict | None, int]:

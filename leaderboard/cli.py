@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from dataset_builder.spec import DEFAULT_RESOLUTION, PATCH_SIZES
-from g2m_base.flags import add_out
+from g2m_base.flags import add_out, add_quiet
 from g2m_base.untrusted import term
 
 
@@ -72,9 +72,10 @@ def _build(args: argparse.Namespace) -> int:
 
     from leaderboard.site import build_site
 
-    res = build_site(args.submissions, args.out)
+    res = build_site(args.submissions, args.out, progress=not args.quiet)
     print(f"built {term(res['output_dir'])}/index.html: {res['submissions']} accepted submissions, "
-          f"{len(res['rejected'])} rejected, {res['rows']} rows with the baselines")
+          f"{len(res['rejected'])} rejected, {res['rows']} rows with the baselines; {res['scored']} files scored, "
+          f"{res['cached']} rows from the cache")
     for r in res["rejected"]:
         print(f"rejected {term(r['file'])}: {term(r['reason'], 1000)}", file=sys.stderr)
     return 0
@@ -117,5 +118,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     lsub = p.add_subparsers(dest="leaderboard_command", required=True, metavar="COMMAND")
     b = lsub.add_parser("build", help="validate and re-score every submission, then write the site")
     b.add_argument("submissions", help="folder of submission files (.json, .json.gz)")
-    add_out(b, "site folder", required=True)
+    add_out(b, "site folder (rebuilding into the same folder scores only new or changed files: see .g2m-cache)",
+            required=True)
+    add_quiet(b)
     b.set_defaults(func=_build, extra="report")

@@ -13,80 +13,22 @@ import json
 import shutil
 import sys
 import traceback
-from functools import lru_cache
 from pathlib import Path
 
-from PIL import Image
-
-from dataset_builder.configs import ZERO_SHOT_SIZES
-from dataset_builder.render import render_rgb
 from dataset_builder.spec import PATCH_SIZES
 from g2m_base.errors import UsageError
-from g2m_base.files import atomic_write_text, ensure_dir, safe_name
+from g2m_base.files import atomic_write_text, ensure_dir
 from g2m_base.untrusted import esc, plot, term
-from harness_tasks.answers.baselines import oracle_answer, random_answer
 from leaderboard import figures
 from leaderboard import geometry as geo
+from leaderboard.cache import Cache, file_digest
 from leaderboard.html import fmt, fmt_ci, page, table
-from leaderboard.rescore import (
-    by_task,
-    color_bias,
-    confusion_by_palette,
-    heatmaps,
-    score_output,
-    summarise,
-    truth_matrix,
-    zero_shot_truth,
-)
+from leaderboard.rescore import by_task, color_bias, confusion_by_palette, heatmaps, summarise
 from leaderboard.site_page import VIEWS, write_index
+from leaderboard.site_rows import BASELINES, baseline_rows, cached_form, slug, summaries, well_formed
 from leaderboard.submission import validate
 
 REPORTED = Path(__file__).with_name("reported.json")
-
-
-def slug(name: str, suffix: str = "") -> str:
-    """A file name for a model page: only [A-Za-z0-9_.-], never hidden or '..', unique through ``suffix``."""
-    base = safe_name(name, "-")
-    return f"{base}-{suffix}" if suffix else base
-
-
-#: The built-in reference models: computed here, never taken from a submission (their names are reserved).
-BASELINES = ("g2m-oracle", "g2m-random")
-
-
-@lru_cache(maxsize=1)
-def _baseline_scores() -> dict[str, dict[str, list]]:
-    """The oracle's and the random model's outputs on the full release, made offline by the same functions the
-    lm-eval models call, then scored like any other (under G2M's protocol and the paper's rule)."""
-    out: dict[str, dict[str, list]] = {name: {"g2m": [], "paper_rule_on_g2m": []} for name in BASELINES}
-    for sid, t in zero_shot_truth().items():
-        m = truth_matrix(t)
-        answers = {"g2m-oracle": oracle_answer(Image.fromarray(render_rgb(m)), t.grid_size),
-                   "g2m-random": random_answer(t.grid_size, t.num_colors, sid)}
-        for name, answer in answers.items():
-            out[name]["g2m"].append(score_output(sid, answer, m, t.num_colors))
-            out[name]["paper_rule_on_g2m"].append(score_output(sid, answer, m, t.num_colors, protocol="paper"))
-    return out
-
-
-def baseline_rows() -> list[dict]:
-    return [{"name": name, "kind": "baseline", "scored": scored["g2m"], "by_protocol": scored,
-             "meta": {"model": {"id": name, "backend": "built-in", "open_weights": True}}}
-            for name, scored in _baseline_scores().items()]
-
-
-def summaries(row: dict, view: str) -> dict:
-    """A row's numbers in one view (all palettes, or one palette size): overall, per N, and the paper columns from
-    its g2m_paper outputs when it sent them, else its g2m outputs under the paper's rule (marked *)."""
-    def keep(s) -> bool:
-        return view == "all" or s.num_colors == int(view[1:])
-
-    scored = [s for s in row["scored"] if keep(s)]
-    by_protocol = row.get("by_protocol") or {}
-    paper_key, mark = ("paper", "") if "paper" in by_protocol else ("paper_rule_on_g2m", "*")
-    paper = [s for s in by_protocol.get(paper_key, []) if keep(s)]
-    return {"overall": summarise(scored), "paper": summarise(paper) if paper else None, "paper_mark": mark,
-            "by_n": {n: summarise([s for s in scored if s.grid_size == n]) for n in ZERO_SHOT_SIZES}}
 
 
 def _model_page(row: dict, folder: Path) -> str:
@@ -135,7 +77,8 @@ def build_site(submissions: str | Path, out: str | Path, progress: bool = True) 
     """Validate and re-score every submission, then write the site. A file that is refused, breaks a page, repeats
     another file's outputs or claims a built-in baseline's name is listed as rejected with its reason; it never stops
     the rest of the site. Each submission is rendered as soon as it is scored and only its summary is kept, so
-    memory does not grow with the number of submissions."""
+    memory does not grow with the number of submissions. What a file gave is cached in ``OUT/.g2m-cache``
+    (``leaderboard.cache``): building into the same folder again scores only new or changed files."""
     submissions, out = Path(submissions), Path(out)
     if not submissions.is_dir():
         raise UsageError(f"{submissions} is not a folder of submissions")
@@ -143,39 +86,106 @@ def build_site(submissions: str | Path, out: str | Path, progress: bool = True) 
     ensure_dir(out / "raw")
     files = sorted(p for p in submissions.iterdir() if p.name.endswith((".json", ".json.gz")))
     reserved = {name.lower() for name in BASELINES}
+    cache = Cache(out, well_formed)
     built, rejected, seen = [], [], {}
+    counts = {"scored": 0, "cached": 0}
     from tqdm.auto import tqdm
 
-    for f in tqdm(files, desc="g2m leaderboard", unit="file", disable=not progress or not files):
+    def score(f: Path):
+        """(accepted, validation) or (None, rejection reason, cacheable)."""
+        counts["scored"] += 1
         try:
             v = validate(f)
         except Exception as e:  # noqa: BLE001 - a bug in scoring one file must not stop the site; it is shown
             _complain(f.name, "could not be scored")
-            rejected.append({"file": f.name, "reason": f"could not be scored (internal error: {type(e).__name__})"})
-            continue
+            return None, f"could not be scored (internal error: {type(e).__name__})", False
         if not v.ok:
-            rejected.append({"file": f.name, "reason": v.reason})
+            return None, v.reason, True
+        return {"kind": "submission", "name": v.metadata["model"]["id"], "sha256": v.sha256, "meta": v.metadata,
+                "warnings": v.warnings, "data": v.data}, v
+
+    for f in tqdm(files, desc="g2m leaderboard", unit="file", disable=not progress or not files):
+        digest = file_digest(f)
+        source = f"file:{digest}" if digest else None
+        entry = cache.get(source) if source else None
+        v = None
+        if entry is None:
+            accepted, *why = score(f)
+            if accepted is None:
+                rejected.append({"file": f.name, "reason": why[0]})
+                if why[1] and source:
+                    cache.put(source, {"rejected": why[0]})
+                continue
+            v, row = why[0], None
+        elif "rejected" in entry:
+            rejected.append({"file": f.name, "reason": entry["rejected"]})
             continue
-        name = v.metadata["model"]["id"]
+        else:
+            accepted, row = entry["accepted"], entry["row"]
+            if row is not None and row["file"] != f.name:
+                row = None  # the same bytes under another name: its page names the file, so it is drawn again
+        name = accepted["name"]
         if name.strip().lower() in reserved:
             rejected.append({"file": f.name, "reason": f"the model id {name.strip()!r} is a built-in baseline's; "
                                                        "baselines are computed here, never taken from a submission"})
-        elif v.sha256 in seen:
-            rejected.append({"file": f.name, "reason": f"the same submission as {seen[v.sha256]} (shown once)"})
+        elif accepted["sha256"] in seen:
+            rejected.append({"file": f.name, "reason": f"the same submission as {seen[accepted['sha256']]} (shown once)"})
         else:
-            seen[v.sha256] = f.name
-            row = {"name": name, "kind": "submission", "scored": v.scored, "meta": v.metadata, "file": f.name,
-                   "sha256": v.sha256, "warnings": v.warnings, "data": v.data, "by_protocol": v.by_protocol}
+            seen[accepted["sha256"]] = f.name
+            if row is not None:
+                counts["cached"] += 1
+                built.append({**accepted, **row})
+                continue
+            if v is None:  # known from the cache, but never drawn under this name: the page needs every score
+                accepted, *why = score(f)
+                if accepted is None:
+                    rejected.append({"file": f.name, "reason": why[0]})
+                    continue
+                v = why[0]
             try:
-                built.append(_render(row, submissions, out))
+                r = _render({**accepted, "file": f.name, "scored": v.scored, "by_protocol": v.by_protocol},
+                            submissions, out)
             except Exception as e:  # noqa: BLE001 - one broken submission must not stop the site
                 _complain(f.name, "broke its page")
                 rejected.append({"file": f.name, "reason": f"could not be rendered ({type(e).__name__}: {e})"})
-    built += [_render(b, submissions, out) for b in baseline_rows()]  # ours: a bug here keeps its traceback
+                continue
+            cache.put(source, *cached_form(r, out)) if source else None
+            built.append(r)
+            continue
+        if entry is None and source:
+            cache.put(source, {"accepted": accepted, "row": None})  # validated; drawn if it is ever shown
+    built += _baselines(cache, submissions, out)
     reported = json.loads(REPORTED.read_text())
     write_index(out, built, reported, rejected)
+    _remove_stale_pages(out, built)
+    cache.prune()
     return {"rows": len(built), "submissions": sum(r["kind"] == "submission" for r in built), "rejected": rejected,
-            "output_dir": str(out)}
+            "output_dir": str(out), **counts}
+
+
+def _baselines(cache: Cache, submissions: Path, out: Path) -> list[dict]:
+    """The reference rows, from the cache when it has them, else computed here (a bug keeps its traceback)."""
+    entries = {name: cache.get(f"baseline:{name}") for name in BASELINES}
+    fresh = {} if all(e and e["row"] for e in entries.values()) else {r["name"]: r for r in baseline_rows()}
+    rows = []
+    for name in BASELINES:
+        if entries[name] and entries[name]["row"]:
+            rows.append({**entries[name]["accepted"], **entries[name]["row"]})
+        else:
+            r = _render(fresh[name], submissions, out)
+            cache.put(f"baseline:{name}", *cached_form(r, out))
+            rows.append(r)
+    return rows
+
+
+def _remove_stale_pages(out: Path, rows: list[dict]) -> None:
+    """Pages and raw copies of files that are no longer shown (a withdrawn or replaced submission) are removed."""
+    keep = {Path(r["page"]).name for r in rows} | {r["slug"] for r in rows} | {Path(r["raw"]).name for r in rows
+                                                                                if r.get("raw")}
+    for folder in (out / "models", out / "raw"):
+        for p in folder.iterdir():
+            if p.name not in keep and not p.name.startswith("."):
+                shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
 
 
 def _render(r: dict, submissions: Path, out: Path) -> dict:

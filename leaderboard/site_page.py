@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from pathlib import Path
 
 from dataset_builder.configs import ZERO_SHOT_SIZES
@@ -28,42 +29,11 @@ SCORES = (("cell accuracy", ("overall", "cell_accuracy"), True), ("exact match",
           ("truncated", ("overall", "truncated"), False))
 INFO = ("params", "weights", "released")
 
-SCRIPT = """
-function sortBy(th, dir) {
-  var table = th.closest('table'), body = table.tBodies[0], col = th.cellIndex;
-  table.querySelectorAll('th').forEach(function (h) { h.removeAttribute('aria-sort'); });
-  th.setAttribute('aria-sort', dir);
-  var rows = Array.prototype.slice.call(body.rows);
-  rows.sort(function (a, b) {
-    var x = a.cells[col].getAttribute('data-v'), y = b.cells[col].getAttribute('data-v');
-    if (x === '' || x === null) { return 1; }
-    if (y === '' || y === null) { return -1; }
-    var nx = parseFloat(x), ny = parseFloat(y);
-    var c = (isNaN(nx) || isNaN(ny)) ? x.localeCompare(y) : nx - ny;
-    return dir === 'ascending' ? c : -c;
-  });
-  rows.forEach(function (r) { body.appendChild(r); });
-}
-document.querySelectorAll('table.sortable th.sortable').forEach(function (th) {
-  th.addEventListener('click', function () {
-    var now = th.getAttribute('aria-sort');
-    var first = th.getAttribute('data-first') || 'ascending';  // best first: descending when higher is better
-    sortBy(th, now ? (now === 'ascending' ? 'descending' : 'ascending') : first);
-  });
-});
-document.querySelectorAll('button.tab').forEach(function (b) {
-  b.addEventListener('click', function () {
-    document.querySelectorAll('button.tab').forEach(function (o) { o.setAttribute('aria-selected', o === b); });
-    document.querySelectorAll('div.view').forEach(function (v) { v.hidden = v.id !== 'view-' + b.dataset.view; });
-  });
-});
-document.getElementById('search').addEventListener('input', function (e) {
-  var q = e.target.value.trim().toLowerCase();
-  document.querySelectorAll('table.board tbody tr').forEach(function (r) {
-    r.hidden = q !== '' && r.getAttribute('data-name').toLowerCase().indexOf(q) < 0;
-  });
-});
-"""
+#: Rows per page of a board. The rows of every board travel once, as JSON data in the page; the browser draws only
+#: the page in view (sorted and filtered over all rows), so a board of thousands of rows opens as fast as one of 50.
+PAGE_ROWS = 50
+
+SCRIPT = Path(__file__).with_name("board.js").read_text(encoding="utf-8")
 
 EXTRA_STYLE = """
 body{max-width:1500px}.scroll{overflow-x:auto;max-width:100%;border:1px solid #ddd}
@@ -74,6 +44,7 @@ th[aria-sort=descending]:after{content:" \\2193"}th[aria-sort=ascending]:after{c
 .tabs{margin:.8rem 0}.tab{border:1px solid #bbb;background:#f7f7f7;padding:.3rem .8rem;cursor:pointer;border-radius:.3rem}
 .tab[aria-selected=true]{background:#222;color:#fff}#search{padding:.3rem .5rem;width:18rem;margin-left:1rem}
 .howto{background:#f4f8ff;border:1px solid #c9dafc;padding:.5rem 1rem;border-radius:.3rem}code{font-size:.85rem}
+.pager{margin:.4rem 0;font-size:.85rem}.pager button{padding:.15rem .6rem;cursor:pointer}
 """
 
 
@@ -89,35 +60,65 @@ def _value(numbers: dict, where: tuple[str, str]):
     return None if part is None else part.get(where[1])
 
 
-def _board(rows: list[dict], view: str, table_id: str) -> str:
-    ns = list(ZERO_SHOT_SIZES)
+def _cells(r: dict, view: str) -> list[list[str]]:
+    """The score and per-N cells of a row in one view: [sort value (``data-v``), text], for the page and the script."""
+    numbers = r["views"][view]
+    out = []
+    for _h, where, _ in SCORES:
+        v = _value(numbers, where)
+        mark = numbers["paper_mark"] if where[0] == "paper" else ""
+        out.append(["", "-"] if v is None else [f"{v:.6f}", f"{fmt(v)}{mark}"])
+    return out + [[f"{v:.6f}", fmt(v, 2)] for v in (numbers["by_n"][n]["cell_accuracy"] for n in ZERO_SHOT_SIZES)]
+
+
+def _row_data(r: dict) -> dict:
+    """A row as the page's data carries it: everything a cell shows, as text (the script never formats a number)."""
+    return {"name": r["name"], "kind": r["kind"], "page": r["page"], "raw": r.get("raw"),
+            "url": (r["meta"].get("model") or {}).get("url"), "info": _info(r),
+            "views": {view: _cells(r, view) for view in VIEWS}}
+
+
+def _row_html(d: dict, view: str) -> str:
+    """One row of a board, the same cells the script draws (``rowOf``) for pages other than the first."""
+    name = (f"<a href=\"{esc(d['page'])}\">{esc(d['name'])}</a>"
+            + (f" <a class=\"ext\" href=\"{esc(d['url'])}\" rel=\"noopener nofollow\" title=\"model link\">&#8599;</a>"
+               if d["url"] else "")
+            + (" <span class=\"badge\">baseline</span>" if d["kind"] == "baseline" else ""))
+    cells = [f"<td class=\"text\" data-v=\"{esc(d['name'])}\">{name}</td>"]
+    cells += [f"<td class=\"text\" data-v=\"{esc(v)}\">{esc(v) or '-'}</td>" for v in d["info"]]
+    values = [f"<td data-v=\"{esc(v)}\">{esc(text)}</td>" for v, text in d["views"][view]]
+    cells += values[: len(SCORES)]
+    cells.append(f"<td class=\"text\"><a href=\"{esc(d['raw'])}\" download>download</a></td>" if d["raw"]
+                 else "<td class=\"text muted\">built in</td>")
+    cells += values[len(SCORES):]
+    return f"<tr class=\"{esc(d['kind'])}\" data-name=\"{esc(d['name'])}\">" + "".join(cells) + "</tr>"
+
+
+def _board(data: list[dict], order: list[int], view: str, table_id: str) -> str:
+    """A board's header, its first page of rows (the script draws the rest on demand) and its pager."""
     head = ["<th class=\"text sortable\" data-first=\"ascending\">model</th>"]
     head += [f"<th class=\"text sortable\" data-first=\"ascending\">{h}</th>" for h in INFO]
     head += [f"<th class=\"sortable\" data-first=\"{'descending' if best else 'ascending'}\""
              + (" aria-sort=\"descending\"" if h == RANK_METRIC else "") + f">{esc(h)}</th>" for h, _, best in SCORES]
     head += ["<th class=\"text\">raw outputs</th>"]
-    head += [f"<th class=\"sortable\" data-first=\"descending\">N={n}</th>" for n in ns]
-    body = []
-    for r in sorted(rows, key=lambda r: -r["views"][view]["overall"]["cell_accuracy"]):
-        numbers = r["views"][view]
-        url = (r["meta"].get("model") or {}).get("url")
-        name = (f"<a href=\"{esc(r['page'])}\">{esc(r['name'])}</a>"
-                + (f" <a class=\"ext\" href=\"{esc(url)}\" rel=\"noopener nofollow\" title=\"model link\">&#8599;</a>"
-                   if url else "")
-                + (" <span class=\"badge\">baseline</span>" if r["kind"] == "baseline" else ""))
-        cells = [f"<td class=\"text\" data-v=\"{esc(r['name'])}\">{name}</td>"]
-        cells += [f"<td class=\"text\" data-v=\"{esc(v)}\">{esc(v) or '-'}</td>" for v in _info(r)]
-        for _h, where, _ in SCORES:
-            v = _value(numbers, where)
-            mark = numbers["paper_mark"] if where[0] == "paper" else ""
-            cells.append("<td data-v=\"\">-</td>" if v is None else f"<td data-v=\"{v:.6f}\">{fmt(v)}{mark}</td>")
-        cells.append(f"<td class=\"text\"><a href=\"{esc(r['raw'])}\" download>download</a></td>" if r.get("raw")
-                     else "<td class=\"text muted\">built in</td>")
-        cells += [f"<td data-v=\"{numbers['by_n'][n]['cell_accuracy']:.6f}\">{fmt(numbers['by_n'][n]['cell_accuracy'], 2)}</td>"
-                  for n in ns]
-        body.append(f"<tr class=\"{esc(r['kind'])}\" data-name=\"{esc(r['name'])}\">" + "".join(cells) + "</tr>")
+    head += [f"<th class=\"sortable\" data-first=\"descending\">N={n}</th>" for n in ZERO_SHOT_SIZES]
+    body = "".join(_row_html(data[i], view) for i in order[:PAGE_ROWS])
+    more = (f"<noscript><p class=\"muted\">The first {PAGE_ROWS} of {len(order):,} rows; all of them are in "
+            "<a href=\"leaderboard.csv\">leaderboard.csv</a>.</p></noscript>" if len(order) > PAGE_ROWS else "")
     return (f"<div class=\"scroll\"><table id=\"{table_id}\" class=\"sortable board\"><thead><tr>{''.join(head)}</tr>"
-            f"</thead><tbody>{''.join(body)}</tbody></table></div>")
+            f"</thead><tbody>{body}</tbody></table></div><div class=\"pager\" id=\"pager-{table_id}\" hidden>"
+            "<button class=\"prev\" type=\"button\">&lsaquo; previous</button> <span class=\"where\"></span> "
+            f"<button class=\"next\" type=\"button\">next &rsaquo;</button></div>{more}")
+
+
+def _ranked(rows: list[dict], view: str) -> list[int]:
+    return sorted(range(len(rows)), key=lambda i: -rows[i]["views"][view]["overall"]["cell_accuracy"])
+
+
+def _json_in_html(value: object) -> str:
+    """JSON inside a ``<script type="application/json">``: no character of it can close the element."""
+    return (json.dumps(value, ensure_ascii=True, separators=(",", ":"))
+            .replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
 
 
 HOW_TO = f"""<div class="howto"><h2>How to submit</h2><ol>
@@ -142,13 +143,19 @@ REPORTED_HEADERS = ["model", "what", "metric", "grid", "palette", "as stated", "
 def write_index(out: Path, rows: list[dict], reported: dict, rejected: list[dict]) -> None:
     ranked = [r for r in rows if r.get("data", RELEASE) == RELEASE]
     local = [r for r in rows if r.get("data", RELEASE) != RELEASE]
+    data = [_row_data(r) for r in ranked + local]
+    boards = {("board" if v == "all" else f"board-{v}"): {"view": v, "order": _ranked(ranked, v)} for v in VIEWS}
+    if local:
+        boards["local"] = {"view": "all", "order": [len(ranked) + i for i in _ranked(local, "all")]}
     tabs = "".join(f"<button class=\"tab\" data-view=\"{v}\" aria-selected=\"{str(v == 'all').lower()}\">"
                    f"{VIEW_NAMES[v]}</button>" for v in VIEWS)
     views = "".join(f"<div class=\"view\" id=\"view-{v}\"{'' if v == 'all' else ' hidden'}>"
-                    f"{_board(ranked, v, 'board' if v == 'all' else f'board-{v}')}"
-                    f"{front_figure.figure(ranked, v, f'figure-{v}') if ranked else ''}</div>" for v in VIEWS)
+                    f"{_board(data, boards[t]['order'], v, t)}"
+                    f"{front_figure.figure(ranked, v, f'figure-{v}') if ranked else ''}</div>"
+                    for t, v in ((t, b["view"]) for t, b in boards.items()) if t != "local")
     rej = (table(["file", "reason"], [[r["file"], r["reason"]] for r in rejected], text_cols=2) if rejected
            else "<p class=\"muted\">none</p>")
+    payload = {"page": PAGE_ROWS, "scores": len(SCORES), "rows": data, "boards": boards}
     body = (
         "<h1>Grid2Matrix leaderboard</h1>"
         f"<p><b>Ranked by {RANK_METRIC}</b> (G2M protocol), best first; exact match beside it (it is near 0 for every "
@@ -156,17 +163,18 @@ def write_index(out: Path, rows: list[dict], reported: dict, rejected: list[dict
         "here; numbers in submitted files are ignored. Strict cell counts 0 cells for an answer that is not exactly "
         "N x N (the authors' rule); the paper columns use the authors' parser and scoring, on the model's g2m_paper "
         "outputs (the authors' budget) when it sent them, else, marked *, on its g2m outputs. N columns: cell accuracy "
-        "per grid size. Click a column to sort (best first on the first click).</p>"
+        f"per grid size. Click a column to sort (best first on the first click); {PAGE_ROWS} rows a page.</p>"
         f"<div class=\"tabs\">{tabs}<input id=\"search\" type=\"search\" placeholder=\"search models\" "
         f"aria-label=\"search models\"></div>{views}" + HOW_TO +
         "<h2>Runs on other data (not ranked)</h2><p class=\"muted\">Accepted and re-scored, but the data these runs "
         "read does not hash to the release's, so their numbers are not comparable.</p>"
-        + (_board(local, "all", "local") if local else "<p class=\"muted\">none</p>")
+        + (_board(data, boards["local"]["order"], "all", "local") if local else "<p class=\"muted\">none</p>")
         + f"<h2>Reported in the paper (not re-scored, not ranked)</h2><p class=\"muted\">{esc(reported['note'])} "
         f"Source: <a href=\"{esc(reported['url'])}\">{esc(reported['source'])}</a>.</p>"
         + table(REPORTED_HEADERS, _reported_rows(reported), text_cols=7, attrs="id=\"reported\"")
         + f"<h2>Rejected submissions</h2>{rej}"
-        "<p class=\"muted\">Also as <a href=\"leaderboard.csv\">CSV</a> and <a href=\"leaderboard.md\">markdown</a>.</p>")
+        "<p class=\"muted\">Also as <a href=\"leaderboard.csv\">CSV</a> and <a href=\"leaderboard.md\">markdown</a>.</p>"
+        f"<script type=\"application/json\" id=\"board-data\">{_json_in_html(payload)}</script>")
     html = page("Grid2Matrix leaderboard", body, SCRIPT + front_figure.SCRIPT).replace(
         "</style>", EXTRA_STYLE + front_figure.STYLE + "</style>", 1)
     atomic_write_text(out / "index.html", html)

@@ -44,7 +44,7 @@ COVER_ADVICE = ("export every row (g2m export vlmevalkit, whose default --tasks 
                 "VLMEvalKit on it")
 
 __all__ = ["FORMAT", "LOCAL", "MAX_FILE_BYTES", "MAX_OUTPUT_CHARS", "RELEASE", "Rejected", "Validation",
-           "metadata_from_run", "validate", "write_submission"]
+           "check_metadata", "metadata_from_run", "validate", "write_submission"]
 
 
 @dataclass
@@ -135,7 +135,7 @@ def _check_format(value: object) -> None:
         raise Rejected(f"not a G2M submission (expected an object with format {FORMAT!r})")
 
 
-def _check_metadata(meta: object) -> dict:
+def check_metadata(meta: object) -> dict:
     if not isinstance(meta, dict):
         raise Rejected("metadata must be an object")
     try:
@@ -225,11 +225,11 @@ def validate(path: str | os.PathLike) -> Validation:
         records = _Records("records", (("g2m", "g2m"), ("paper_rule_on_g2m", "paper")))
         paper = _Records("paper_records", (("paper", "paper"),))
         doc = read_object(raw, {"records": records, "paper_records": paper},
-                          {"format": _check_format, "metadata": _check_metadata})
+                          {"format": _check_format, "metadata": check_metadata})
         _check_format(doc.get("format"))
         if "records" not in doc:
             raise Rejected("records must be a list")
-        meta = _check_metadata(doc.get("metadata"))
+        meta = check_metadata(doc.get("metadata"))
         warnings = [f"ignored top-level field {term(k, 40)!r}" for k in sorted(doc)
                     if k not in ("format", "metadata", "records", "paper_records")]
         for r in (records, paper):

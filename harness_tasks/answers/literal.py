@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 
 MAX_DEPTH = 100
 
@@ -34,8 +35,13 @@ class LiteralError(ValueError):
     """The text is not a Python literal this reader accepts."""
 
 
-def _tokens(text: str) -> list[tuple[str, str]]:
-    out, pos = [], 0
+_END = ("end", "")
+
+
+def _tokens(text: str) -> Iterator[tuple[str, str]]:
+    """The tokens of ``text``, one at a time: a reader that fails early (too deep, an unexpected token) never pays
+    for the rest of the text."""
+    pos = 0
     while pos < len(text):
         m = _TOKEN.match(text, pos)
         if m is None:
@@ -44,9 +50,8 @@ def _tokens(text: str) -> list[tuple[str, str]]:
         if kind in ("int", "float", "name") and m.end() < len(text) and (text[m.end()].isalnum() or text[m.end()] in "_."):
             raise LiteralError(f"malformed number or name at {pos}")  # 07, 1abc, 1_, 1..2
         if kind != "skip":
-            out.append((kind, value))
+            yield kind, value
         pos = m.end()
-    return out
 
 
 def _number(kind: str, token: str):
@@ -93,24 +98,31 @@ def read_literal(text: str) -> object:
         fast = _json_matrix(text)
         if fast is not None:
             return fast
-    tokens = _tokens(text)
-    pos = 0
+    stream = _tokens(text)
+    ahead: list[tuple[str, str]] = []  # at most one token read ahead
+
+    def peek() -> tuple[str, str]:
+        if not ahead:
+            ahead.append(next(stream, _END))
+        return ahead[0]
+
+    def take() -> tuple[str, str]:
+        token = peek()
+        ahead.clear()
+        return token
 
     def value(depth: int):
-        nonlocal pos
         if depth > MAX_DEPTH:
             raise LiteralError("nested too deeply")
-        if pos >= len(tokens):
+        kind, tok = take()
+        if kind == "end":
             raise LiteralError("unexpected end")
-        kind, tok = tokens[pos]
-        pos += 1
         if kind in ("int", "float"):
             return _number(kind, tok)
         if kind == "str":  # adjacent strings are one string, as in Python source
             parts = [_string(tok)]
-            while pos < len(tokens) and tokens[pos][0] == "str":
-                parts.append(_string(tokens[pos][1]))
-                pos += 1
+            while peek()[0] == "str":
+                parts.append(_string(take()[1]))
             if len({type(p) for p in parts}) > 1:
                 raise LiteralError("bytes and text side by side")  # a SyntaxError in Python
             return parts[0][:0].join(parts)
@@ -120,32 +132,31 @@ def read_literal(text: str) -> object:
             return _NAMES[tok]
         if tok in "+-":  # literal_eval takes one sign before a number (grouping parentheses around it allowed)
             opened = 0
-            while pos < len(tokens) and tokens[pos][1] == "(":
-                opened, pos = opened + 1, pos + 1
-            if pos >= len(tokens) or tokens[pos][0] not in ("int", "float"):
+            while peek() == ("punct", "("):
+                opened += 1
+                take()
+            if peek()[0] not in ("int", "float"):
                 raise LiteralError("a sign before something that is not a number")
-            number = _number(*tokens[pos])
-            pos += 1
+            number = _number(*take())
             for _ in range(opened):
-                if pos >= len(tokens) or tokens[pos][1] != ")":
+                if take() != ("punct", ")"):
                     raise LiteralError("unbalanced parentheses after a sign")
-                pos += 1
             return -number if tok == "-" else +number
         if tok in "[(":
             close = "]" if tok == "[" else ")"
             items, trailing_comma = [], False
             while True:
-                if pos < len(tokens) and tokens[pos][1] == close:
-                    pos += 1
+                if peek() == ("punct", close):
+                    take()
                     break
                 items.append(value(depth + 1))
                 trailing_comma = False
-                if pos < len(tokens) and tokens[pos][1] == ",":
-                    pos += 1
+                if peek() == ("punct", ","):
+                    take()
                     trailing_comma = True
                     continue
-                if pos < len(tokens) and tokens[pos][1] == close:
-                    pos += 1
+                if peek() == ("punct", close):
+                    take()
                     break
                 raise LiteralError(f"expected ',' or {close!r}")
             if tok == "[":
@@ -156,6 +167,6 @@ def read_literal(text: str) -> object:
         raise LiteralError(f"unexpected {tok!r}")
 
     result = value(0)
-    if pos != len(tokens):
+    if peek() is not _END:
         raise LiteralError("extra text after the literal")
     return result

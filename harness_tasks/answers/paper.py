@@ -25,7 +25,9 @@ every step is linear in the text, and no text raises: where the authors' code wo
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
+from itertools import chain, islice
+
+import numpy as np
 
 from harness_tasks.answers.literal import LiteralError, read_literal
 
@@ -33,7 +35,7 @@ MAX_INT_DIGITS = 4300  # CPython's int() refuses longer decimal strings; the aut
 BUDGET_CAP = 2048
 
 _WS = re.compile(r"\s*+")
-_CLOSE = re.compile(r"\]")
+_TERMINAL_REVERSED = re.compile(r"\]\s*+\]")  # read backwards: "]", whitespace, "]"
 _STARTS = re.compile(r"\[(?=\s*+\[)")  # every "[" that opens a list of lists (zero width after it: overlapping)
 _MORE = re.compile(r"\s*+,\s*+\[")  # what opens one more row after a row's "]"
 _DIGITS = re.compile(r"\d++")
@@ -49,52 +51,61 @@ def clean(text: str) -> str:
 
 
 def first_list_of_lists(text: str) -> tuple[int, int] | None:
-    """The span of the first match of ``\\[\\s*\\[.*?\\](?:\\s*,\\s*\\[.*?\\]\\s*)*\\]`` (DOTALL), found in linear time.
+    """The span of the first match of ``\\[\\s*\\[.*?\\](?:\\s*,\\s*\\[.*?\\]\\s*)*\\]`` (DOTALL), in one forward pass.
 
-    The engine's choices are reproduced exactly: at the leftmost start, the first row ends at the earliest ``]`` after
-    which the rest can match; the repetition takes one more row whenever some way to finish exists (greedy), each row
-    ending at the earliest ``]`` that allows it (lazy). ``end_loose[k]`` is where the rest matches from just after the
-    k-th ``]`` and its whitespace (inside the repetition), ``end_tight[k]`` from right after it (after the first
-    row, where the final ``]`` may not be preceded by whitespace); both are filled from the last ``]`` backwards, so
-    every lookup is of a later one.
+    Every match ends in a *terminal* ``]``: one followed by optional whitespace and a second ``]``. A row can end at
+    a ``]`` when the rest succeeds from there, and the rest succeeds from a later row exactly when some terminal
+    ``]`` lies after that row's opening: so the last terminal (``last``, found by one search of the reversed text)
+    decides every "can the rest succeed" question in O(1), and the engine's choices follow in one scan: at the
+    leftmost start the first row ends at the earliest ``]`` that allows it (lazy), the repetition takes one more row
+    whenever a terminal lies beyond it (greedy), each row ending at the earliest ``]`` that allows it; after the
+    first row the final ``]`` must follow at once, after a later row whitespace may come first. Only the first start
+    can match (a later start's rows begin later, so it has no more ways to finish). Each ``]`` is looked at once:
+    time is linear in the text, with no table per bracket.
     """
     first = _STARTS.search(text)
     if first is None:
         return None
-    closes = [m.start() for m in _CLOSE.finditer(text, first.end())]  # no "]" before the first start is ever used
-    count = len(closes)
-    if not count:
+    terminal = _TERMINAL_REVERSED.search(text[::-1])
+    if terminal is None:
         return None
-    end_loose, end_tight = [-1] * count, [-1] * count
-    next_loose, next_tight = [count] * (count + 1), [count] * (count + 1)  # next index k' >= k that succeeds
-    for k in range(count - 1, -1, -1):
-        q = closes[k]
-        end = -1
+    last = len(text) - terminal.end()  # the last "]" followed by optional whitespace and another "]"
+    q = text.find("]", _WS.match(text, first.end()).end() + 1)  # the first row's "]" (after the second "[")
+    while 0 <= q <= last:  # no row can end after the last terminal
         m = _MORE.match(text, q + 1)
-        if m:  # greedy: one more row, ending at the earliest "]" from which the rest succeeds
-            j = next_loose[bisect_left(closes, m.end(), k + 1)]
-            if j < count:
-                end = end_loose[j]
-        if end >= 0:
-            end_loose[k] = end_tight[k] = end
-        else:  # stop: the list's own "]"
-            v = _WS.match(text, q + 1).end()
-            end_loose[k] = v + 1 if text.startswith("]", v) else -1
-            end_tight[k] = q + 2 if text.startswith("]", q + 1) else -1
-        next_loose[k] = k if end_loose[k] >= 0 else next_loose[k + 1]
-        next_tight[k] = k if end_tight[k] >= 0 else next_tight[k + 1]
-    for m in _STARTS.finditer(text, first.start()):
-        row = _WS.match(text, m.end()).end()  # the second "["
-        j = next_tight[bisect_left(closes, row + 1)]
-        if j < count:
-            return m.start(), end_tight[j]
+        if (m is not None and m.end() <= last) or text.startswith("]", q + 1):
+            return first.start(), _rest(text, q, m, last, tight=True)
+        q = text.find("]", q + 1)
     return None
+
+
+def _rest(text: str, q: int, more: re.Match | None, last: int, tight: bool) -> int:
+    """Where the match ends, given that the rest succeeds from the row that ends at ``q`` (``more``: the opening of a
+    next row right after it, if any)."""
+    while more is not None and more.end() <= last:  # greedy: one more row, ending at its earliest possible "]"
+        q = text.find("]", more.end())
+        while True:  # a "]" at or before ``last`` always succeeds here (``last`` itself does)
+            more = _MORE.match(text, q + 1)
+            if (more is not None and more.end() <= last) or text.startswith("]", _WS.match(text, q + 1).end()):
+                break
+            q = text.find("]", q + 1)
+        tight = False
+    if tight:
+        return q + 2
+    return _WS.match(text, q + 1).end() + 1
 
 
 def _as_int_matrix(value: object, n: int) -> tuple[tuple[int, ...], ...] | None:
     """``numpy.array(value, dtype=int)`` if it is exactly n x n, else None (numpy would fail or the shape differs)."""
     if not isinstance(value, (list, tuple)) or len(value) != n:
         return None
+    if (all(type(row) is list and len(row) == n for row in value)
+            and set(map(type, chain.from_iterable(value))) <= {int}):  # plain ints (a JSON answer): only the range
+        try:
+            np.asarray(value, dtype=np.int64)  # numpy's own int64 range check, at C speed
+        except OverflowError:
+            return None
+        return tuple(map(tuple, value))
     rows = []
     for row in value:
         if not isinstance(row, (list, tuple)) or len(row) != n:
@@ -169,9 +180,10 @@ def parse_paper(text: object, grid_size: int) -> tuple[tuple[tuple[int, ...], ..
         return matrix, "literal", None
     if (matrix := _row_labels_step(text, n)) is not None:
         return matrix, "row_labels", None
-    runs = _DIGITS.findall(text)
+    runs = [m.group() for m in islice(_DIGITS.finditer(text), n * n + 1)]  # one more than needed is enough to refuse
     if len(runs) != n * n:
-        return None, "none", f"{len(runs):,} digit runs, not {n * n:,}"
+        return None, "none", (f"more than {n * n:,} digit runs" if len(runs) > n * n
+                              else f"{len(runs):,} digit runs, not {n * n:,}")
     if any(len(r) > MAX_INT_DIGITS for r in runs):
         return None, "none", "a digit run too long to be read as an integer"
     values = [int(r) for r in runs]

@@ -74,7 +74,10 @@ def to_int(token: str) -> int:
 
 
 def ints(text: str, start: int = 0, end: int | None = None) -> list[int]:
-    return [to_int(t) for t in INT.findall(text, start, len(text) if end is None else end)]
+    tokens = INT.findall(text, start, len(text) if end is None else end)
+    if not tokens or max(map(len, tokens)) <= 18:  # no token long enough to be clamped: int() on all at C speed
+        return list(map(int, tokens))
+    return [to_int(t) for t in tokens]
 
 
 # ---------------------------------------------------------------- text clean-up

@@ -105,4 +105,6 @@ def score_answer(text: object, target: Grid, finish_reason: str | None = None, p
 
 def as_grid(target: Sequence[Sequence[int]]) -> list[list[int]]:
     """A target as plain nested lists of ints (numpy arrays and tuples welcome)."""
+    if getattr(getattr(target, "dtype", None), "kind", None) in ("i", "u") and getattr(target, "ndim", 0) == 2:
+        return target.tolist()  # an integer numpy array: the same Python ints, without a loop over the cells
     return [[int(v) for v in row] for row in target]

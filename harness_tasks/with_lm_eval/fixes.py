@@ -6,8 +6,9 @@
   for the run); git's stderr is swallowed (the hash is still recorded when there is one).
 - **Speed.** Before writing the samples log, ``hash_dict_images`` walks every logged value one Python call at a time
   to replace images by their hashes: for G2M that is 5.5 million matrix and mask integers, 12 s of a 30 s run. The
-  replacement gives the same result (images and bytes hashed the same way, every container copied) but passes over
-  lists that hold only plain values in one step.
+  replacement gives the same result (images and bytes hashed the same way) but passes over lists that hold only
+  plain values in one step, and shares them instead of copying them (lm-eval's copy doubled the 320,000 matrix and
+  mask rows, about 50 MB, at the run's peak memory, when the samples are written).
 """
 
 from __future__ import annotations
@@ -44,8 +45,8 @@ def hash_dict_images(data_dict: dict) -> dict:
         t = type(v)
         if t in _PLAIN:
             return v
-        if t is list:
-            return list(v) if set(map(type, v)) <= _PLAIN else [value(x) for x in v]
+        if t is list:  # a list of plain values has nothing to replace: shared, not copied (it is only written out)
+            return v if set(map(type, v)) <= _PLAIN else [value(x) for x in v]
         if isinstance(v, (bytes, bytearray)):
             return convert_bytes_to_hash(v)
         if isinstance(v, Image.Image):

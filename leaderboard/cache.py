@@ -1,0 +1,187 @@
+"""The leaderboard's build cache: what each submission file gave, so that a rebuild scores only new or changed files.
+
+One small JSON entry per file, ``OUT/.g2m-cache/<key>.json``. The key is the sha256 of the submission file's own
+sha256, the scorer's version and the release's content hash; the scorer's version is the task version, the
+protocols and how each is scored, the metrics, the output cap and this site's own format, so a change to any of them
+gives every file a new key and everything is scored again. An entry holds either the reason the file was rejected,
+or what its validation gave (model id, content hash, metadata, warnings, data) and, once the row was rendered, its
+summaries and the sha256 of every file its page wrote (model page, figures, raw-output copy).
+
+An entry is trusted for nothing: it is used only if it reads (the bounded, strict JSON reader), is this format,
+carries its own key, its checksum matches its content, its metadata passes a submission's checks again, its numbers
+and paths have the shapes the index writes, and every file it lists is on disk with the recorded hash. Anything else
+and it is ignored: the file is scored again and the entry rewritten. Entries that no build used are removed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from dataset_builder import __version__
+from dataset_builder.configs import ZERO_SHOT_SIZES
+from dataset_builder.spec import RELEASE_CONTENT_SHA256
+from g2m_base.bounded_json import MAX_FILE_BYTES, Rejected, read_json
+from g2m_base.files import TEMP_MARK, atomic_write_text
+from g2m_base.untrusted import strict_json
+from harness_tasks.answers.catalog import TASK_VERSION
+from harness_tasks.answers.score import METRICS, PROTOCOLS
+from leaderboard.rescore import summarise
+
+CACHE_DIR = ".g2m-cache"
+ENTRY_FORMAT = "g2m-leaderboard-cache/1"
+#: Bump when a page, a figure or a summary changes: cached pages would otherwise be served as they were.
+SITE_FORMAT = 1
+MAX_ENTRY_BYTES = 4 << 20  # an entry is ~20 KB
+#: How each row's outputs are scored: (name of the scores, protocol) for ``records`` and for ``paper_records``.
+SCORINGS = ((("g2m", "g2m"), ("paper_rule_on_g2m", "paper")), (("paper", "paper"),))
+#: The fields of a summary (``rescore.summarise``): the count, rates in [0, 1], and their intervals (``*_ci``).
+_SUMMARY = tuple(summarise([]))
+
+
+def scorer_version() -> dict:
+    """Everything that can move a score or a page: part of every key."""
+    from leaderboard.submission import MAX_OUTPUT_CHARS
+
+    return {"task_version": TASK_VERSION, "protocols": list(PROTOCOLS), "scorings": SCORINGS, "metrics": list(METRICS),
+            "max_output_chars": MAX_OUTPUT_CHARS, "site_format": SITE_FORMAT, "grid2matrix": __version__}
+
+
+def file_digest(path: Path, max_bytes: int = MAX_FILE_BYTES) -> str | None:
+    """The sha256 of a regular file of at most ``max_bytes``, else None: a submission that is a link, a FIFO or too
+    large is never cached (validation rejects it, every time, with its own reason)."""
+    try:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > max_bytes:
+            return None
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            while chunk := f.read(1 << 20):
+                h.update(chunk)
+        return h.hexdigest()
+    except OSError:
+        return None
+
+
+def _checksum(body: dict) -> str:
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+class Cache:
+    """The entries of one site folder. ``get`` and ``put`` take a source: ``file:<sha256>`` or ``baseline:<name>``."""
+
+    def __init__(self, out: Path, row_check: Callable[[dict, dict, set[str]], bool]) -> None:
+        self.out, self.dir = out, out / CACHE_DIR
+        self.row_check = row_check  # the site's own check of a cached row (its paths, names and metadata)
+        self.used: set[str] = set()
+        self.scorer = scorer_version()
+
+    def key(self, source: str) -> str:
+        return hashlib.sha256(json.dumps({"source": source, "scorer": self.scorer, "release": RELEASE_CONTENT_SHA256},
+                                         sort_keys=True).encode()).hexdigest()
+
+    def get(self, source: str) -> dict | None:
+        """The entry's payload if it can be used as it is, else None (and the entry is as good as absent)."""
+        key = self.key(source)
+        path = self.dir / f"{key}.json"
+        if not path.exists():
+            return None
+        try:
+            entry = read_json(path, MAX_ENTRY_BYTES, "leaderboard cache entry")
+        except Rejected:
+            return None
+        if not isinstance(entry, dict) or set(entry) != {"format", "key", "source", "body", "checksum"}:
+            return None
+        body = entry["body"]
+        if (entry["format"] != ENTRY_FORMAT or entry["key"] != key or entry["source"] != source
+                or not isinstance(body, dict) or entry["checksum"] != _checksum(body)):
+            return None
+        payload = _payload(body, self.row_check)
+        if payload is None:
+            return None
+        for rel, sha in (payload.get("files") or {}).items():
+            if file_digest(self.out / rel, 1 << 40) != sha:
+                return None  # a page file went missing or changed: render it again
+        self.used.add(key)
+        return payload
+
+    def put(self, source: str, payload: dict, files: list[str] = ()) -> None:
+        """Write an entry: ``payload`` is ``{"rejected": reason}``, or ``{"accepted": ..., "row": ...}`` (the row None
+        until it is rendered); ``files`` (relative to the site folder) are hashed now and checked on every use."""
+        body = {**payload, "files": {rel: file_digest(self.out / rel, 1 << 40) for rel in files}}
+        body = json.loads(strict_json(body))  # non-finite numbers become null, as the reader will see them
+        key = self.key(source)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(self.dir / f"{key}.json", json.dumps(
+            {"format": ENTRY_FORMAT, "key": key, "source": source, "body": body, "checksum": _checksum(body)},
+            sort_keys=True))
+        self.used.add(key)
+
+    def prune(self) -> int:
+        """Remove the entries this build did not use (files no longer in the folder, older scorer versions)."""
+        removed = 0
+        if self.dir.is_dir():
+            for p in self.dir.iterdir():
+                if p.name.startswith(TEMP_MARK) or (p.suffix == ".json" and p.stem not in self.used):
+                    os.unlink(p)
+                    removed += 1
+        return removed
+
+
+def _payload(body: dict, row_check: Callable[[dict, dict, set[str]], bool]) -> dict | None:
+    """The entry's body with its row's numbers back in the form the index uses, or None if any part is malformed."""
+    files = body.get("files")
+    if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
+        return None
+    if "rejected" in body:
+        return body if set(body) == {"rejected", "files"} and isinstance(body["rejected"], str) and not files else None
+    accepted = body.get("accepted")
+    if not isinstance(accepted, dict) or set(body) != {"accepted", "row", "files"}:
+        return None
+    row = body["row"]
+    if row is not None:
+        try:
+            row = {**row, "views": {view: _numbers(v) for view, v in row["views"].items()}}
+        except (TypeError, KeyError, ValueError, AttributeError):
+            return None
+    elif files:
+        return None
+    if not row_check(accepted, row, set(files)):
+        return None
+    return {"accepted": accepted, "row": row, "files": files}
+
+
+def _numbers(view: dict) -> dict:
+    """One view's summaries as JSON gave them back: missing numbers (null) are NaN again, N keys integers."""
+    if set(view) != {"overall", "paper", "paper_mark", "by_n"} or view["paper_mark"] not in ("", "*"):
+        raise ValueError("a view has other fields")
+    by_n = view["by_n"]
+    if set(by_n) != {str(n) for n in ZERO_SHOT_SIZES}:
+        raise ValueError("a view has other grid sizes")
+    return {"overall": _summary(view["overall"]), "paper": None if view["paper"] is None else _summary(view["paper"]),
+            "paper_mark": view["paper_mark"], "by_n": {n: _summary(by_n[str(n)]) for n in ZERO_SHOT_SIZES}}
+
+
+def _summary(s: dict) -> dict:
+    if set(s) != set(_SUMMARY) or type(s["n"]) is not int or s["n"] < 0:
+        raise ValueError("a summary has other fields")
+    out: dict = {"n": s["n"]}
+    for k in _SUMMARY[1:]:
+        if k.endswith("_ci"):
+            if not isinstance(s[k], list) or len(s[k]) != 2:
+                raise ValueError("an interval is not two numbers")
+            out[k] = (_number(s[k][0]), _number(s[k][1]))
+        else:
+            out[k] = _number(s[k])
+    return out
+
+
+def _number(v: object) -> float:
+    if v is None:
+        return math.nan
+    if type(v) not in (int, float) or not 0 <= v <= 1:
+        raise ValueError("a rate outside [0, 1]")
+    return float(v)

@@ -1,0 +1,120 @@
+"""What a row of the leaderboard is: its page's name, the built-in reference rows, its summaries per view, and the
+form a rendered row takes in the build cache, with the check a cached row must pass before it is shown."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from PIL import Image
+
+from dataset_builder.configs import ZERO_SHOT_SIZES
+from dataset_builder.render import render_rgb
+from g2m_base.bounded_json import Rejected
+from g2m_base.errors import UsageError
+from g2m_base.files import safe_name
+from g2m_base.untrusted import check_value
+from harness_tasks.answers.baselines import oracle_answer, random_answer
+from leaderboard.rescore import score_output, summarise, truth_matrix, zero_shot_truth
+from leaderboard.site_page import VIEWS
+from leaderboard.submission import LOCAL, RELEASE, check_metadata
+
+
+def slug(name: str, suffix: str = "") -> str:
+    """A file name for a model page: only [A-Za-z0-9_.-], never hidden or '..', unique through ``suffix``."""
+    base = safe_name(name, "-")
+    return f"{base}-{suffix}" if suffix else base
+
+
+#: The built-in reference models: computed here, never taken from a submission (their names are reserved).
+BASELINES = ("g2m-oracle", "g2m-random")
+
+
+@lru_cache(maxsize=1)
+def _baseline_scores() -> dict[str, dict[str, list]]:
+    """The oracle's and the random model's outputs on the full release, made offline by the same functions the
+    lm-eval models call, then scored like any other (under G2M's protocol and the paper's rule)."""
+    out: dict[str, dict[str, list]] = {name: {"g2m": [], "paper_rule_on_g2m": []} for name in BASELINES}
+    for sid, t in zero_shot_truth().items():
+        m = truth_matrix(t)
+        answers = {"g2m-oracle": oracle_answer(Image.fromarray(render_rgb(m)), t.grid_size),
+                   "g2m-random": random_answer(t.grid_size, t.num_colors, sid)}
+        for name, answer in answers.items():
+            out[name]["g2m"].append(score_output(sid, answer, m, t.num_colors))
+            out[name]["paper_rule_on_g2m"].append(score_output(sid, answer, m, t.num_colors, protocol="paper"))
+    return out
+
+
+def baseline_meta(name: str) -> dict:
+    return {"model": {"id": name, "backend": "built-in", "open_weights": True}}
+
+
+def baseline_rows() -> list[dict]:
+    return [{"name": name, "kind": "baseline", "sha256": None, "warnings": [], "data": RELEASE, "scored": scored["g2m"],
+             "by_protocol": scored, "meta": baseline_meta(name)}
+            for name, scored in _baseline_scores().items()]
+
+
+def summaries(row: dict, view: str) -> dict:
+    """A row's numbers in one view (all palettes, or one palette size): overall, per N, and the paper columns from
+    its g2m_paper outputs when it sent them, else its g2m outputs under the paper's rule (marked *)."""
+    def keep(s) -> bool:
+        return view == "all" or s.num_colors == int(view[1:])
+
+    scored = [s for s in row["scored"] if keep(s)]
+    by_protocol = row.get("by_protocol") or {}
+    paper_key, mark = ("paper", "") if "paper" in by_protocol else ("paper_rule_on_g2m", "*")
+    paper = [s for s in by_protocol.get(paper_key, []) if keep(s)]
+    return {"overall": summarise(scored), "paper": summarise(paper) if paper else None, "paper_mark": mark,
+            "by_n": {n: summarise([s for s in scored if s.grid_size == n]) for n in ZERO_SHOT_SIZES}}
+
+
+#: What a cached row keeps: its validation (``accepted``) and what its rendering added (``row``).
+ACCEPTED = ("kind", "name", "sha256", "meta", "warnings", "data")
+ROW = ("file", "slug", "page", "raw", "views")
+
+
+def cached_form(r: dict, out: Path) -> tuple[dict, list[str]]:
+    """A rendered row as a cache entry, and the files its page wrote."""
+    files = [r["page"], *(p.relative_to(out).as_posix() for p in sorted((out / "models" / r["slug"]).iterdir()))]
+    if r.get("raw"):
+        files.append(r["raw"])
+    return {"accepted": {k: r.get(k) for k in ACCEPTED}, "row": {k: r.get(k) for k in ROW}}, files
+
+
+def well_formed(accepted: dict, row: dict | None, files: set[str]) -> bool:
+    """A cache entry's validation and row are exactly of the kind this site writes: names, paths, metadata (checked
+    again as a submission's), warnings. Its numbers were checked by the cache; nothing else in it is used."""
+    try:
+        if set(accepted) != set(ACCEPTED) or not isinstance(accepted["name"], str):
+            return False
+        name, sha, meta = accepted["name"], accepted["sha256"], accepted["meta"]
+        if accepted["kind"] == "baseline":
+            if name not in BASELINES or sha is not None or meta != baseline_meta(name) or accepted["warnings"]:
+                return False
+        elif accepted["kind"] == "submission":
+            if not (isinstance(sha, str) and len(sha) == 64 and all(c in "0123456789abcdef" for c in sha)):
+                return False
+            if check_metadata(meta)["model"]["id"] != name or accepted["data"] not in (RELEASE, LOCAL):
+                return False
+            check_value(accepted["warnings"], "warnings")
+            if not isinstance(accepted["warnings"], list) or not all(isinstance(w, str) for w in accepted["warnings"]):
+                return False
+        else:
+            return False
+        if row is None:
+            return True
+        if set(row) != set(ROW) or set(row["views"]) != set(VIEWS):
+            return False
+        page_slug = slug(name, (sha or "")[:10])
+        if accepted["kind"] == "baseline":
+            want_raw, file_ok = None, row["file"] is None
+        else:
+            file_ok = isinstance(row["file"], str) and row["file"].endswith((".json", ".json.gz"))
+            want_raw = f"raw/{page_slug}{'.json.gz' if file_ok and row['file'].endswith('.gz') else '.json'}"
+        pages = {row["page"], want_raw} - {None}
+        return (file_ok and row["slug"] == page_slug and row["page"] == f"models/{page_slug}.html"
+                and row["raw"] == want_raw and pages <= files
+                and all(f.startswith(f"models/{page_slug}/") for f in files - pages))
+    except (Rejected, UsageError, TypeError, KeyError, AttributeError):
+        return False

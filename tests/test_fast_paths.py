@@ -1,0 +1,62 @@
+"""The build's fast paths give exactly what the plain ones give: generators seeded for a run of seeds at once, and
+PNGs packed straight from the matrix (the golden hashes of tests/test_generate.py hold the plain ones)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dataset_builder.configs import CONFIGS, get_config
+from dataset_builder.generate import _pcg64_states, make_matrices, make_matrix, make_sample, make_samples
+from dataset_builder.png import encode_grid_png, encode_palette_png
+from dataset_builder.render import render_indices
+
+BLOCKS = [b for c in CONFIGS for s in c.splits for b in s.blocks]
+
+
+@pytest.mark.parametrize("seeds", [[0, 1, 2, 2**32 - 1], [b.seed(0) for b in BLOCKS], [b.seed(b.count - 1) for b in BLOCKS],
+                                   np.random.default_rng(0).integers(0, 2**32, 300).tolist()],
+                         ids=["edges", "first of every block", "last of every block", "random"])
+def test_seeding_many_at_once_gives_numpys_own_generators(seeds):
+    want = [np.random.PCG64(s).state["state"] for s in seeds]
+    assert _pcg64_states(seeds) == [(w["state"], w["inc"]) for w in want]
+
+
+@pytest.mark.parametrize(("grid_size", "num_colors"), [(3, 3), (3, 10), (9, 5), (20, 3), (64, 10)])
+def test_a_run_of_matrices_is_the_matrices_one_by_one(grid_size, num_colors):
+    seeds = list(range(3_0000_00000 + 7 * grid_size, 3_0000_00000 + 7 * grid_size + 40))
+    for got, seed in zip(make_matrices(seeds, grid_size, num_colors), seeds, strict=True):
+        assert np.array_equal(got, make_matrix(seed, grid_size, num_colors))
+
+
+def test_seeds_beyond_32_bits_take_the_plain_path():
+    seeds = [2**32, 2**40 + 5]
+    assert all(np.array_equal(a, make_matrix(s, 9, 5)) for a, s in zip(make_matrices(seeds, 9, 5), seeds, strict=True))
+
+
+def test_a_run_of_samples_is_the_samples_one_by_one():
+    block = get_config("zero_shot").split("test").blocks[7]
+    for sample, i in zip(make_samples(block, 3, 9), range(3, 9), strict=True):
+        one = make_sample(block, i)
+        assert (sample.id, sample.seed, sample.png) == (one.id, one.seed, one.png)
+        assert np.array_equal(sample.matrix, one.matrix)
+
+
+@pytest.mark.parametrize(("grid_size", "resolution"), [(n, r) for r in (512, 101, 33) for n in (1, 2, 3, 7, 20, 32, 33, 64)
+                                                       if 2 * n <= r] + [(5, 2048), (3, 2049), (3, 4096)])
+@pytest.mark.parametrize("outline", [True, False])
+def test_the_grid_encoder_gives_the_reference_bytes(grid_size, resolution, outline):
+    m = np.random.Generator(np.random.PCG64(grid_size)).integers(0, 10, (grid_size, grid_size)).astype(np.int8)
+    try:
+        want = encode_palette_png(render_indices(m, resolution, outline))
+    except Exception as e:  # noqa: BLE001 - whatever the reference refuses, the fast path refuses the same way
+        with pytest.raises(type(e)):
+            encode_grid_png(m, resolution, outline)
+        return
+    assert encode_grid_png(m, resolution, outline) == want
+
+
+@pytest.mark.parametrize("bad", [np.full((3, 3), 11), np.full((3, 3), 200), np.zeros((2, 3)), np.zeros((2, 2, 2))])
+def test_the_grid_encoder_refuses_what_is_not_a_palette_grid(bad):
+    with pytest.raises(ValueError):
+        encode_grid_png(bad, 512)

@@ -1,0 +1,200 @@
+"""The leaderboard's build cache: a rebuild scores only new or changed files, a new scorer version scores everything
+again, and an entry that is corrupt, foreign or forged is ignored and rebuilt, never trusted."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from helpers import submission_doc, write_file
+
+import leaderboard.cache as cache_module
+import leaderboard.site as site_module
+from leaderboard.cache import CACHE_DIR, Cache
+from leaderboard.site import build_site
+from leaderboard.site_rows import slug, well_formed
+
+
+def _entry(site: Path, source: str) -> Path:
+    return site / CACHE_DIR / f"{Cache(site, well_formed).key(source)}.json"
+
+
+def _rewrite(path: Path, edit) -> None:
+    """Edit an entry's body and give it a checksum that matches again (a forger who read the code)."""
+    entry = json.loads(path.read_text())
+    edit(entry["body"])
+    entry["checksum"] = cache_module._checksum(entry["body"])
+    path.write_text(json.dumps(entry))
+
+
+# ---------------------------------------------------------------- the cache alone (fast: rejection entries)
+@pytest.fixture
+def cache(tmp_path):
+    c = Cache(tmp_path, well_formed)
+    c.put("file:" + "a" * 64, {"rejected": "not a G2M submission"})
+    return c
+
+
+def _broken_json(p: Path) -> None:
+    p.write_text(p.read_text()[:-20])
+
+
+def _foreign(p: Path) -> None:  # another file's entry copied under this key's name
+    other = Cache(p.parent.parent, well_formed)
+    other.put("file:" + "b" * 64, {"rejected": "something else"})
+    shutil.copyfile(_entry(p.parent.parent, "file:" + "b" * 64), p)
+
+
+def _stale_checksum(p: Path) -> None:
+    p.write_text(p.read_text().replace("not a G2M submission", "accepted after all"))
+
+
+def _other_format(p: Path) -> None:
+    p.write_text(p.read_text().replace(cache_module.ENTRY_FORMAT, "g2m-leaderboard-cache/0"))
+
+
+def _huge(p: Path) -> None:
+    p.write_bytes(b" " * (cache_module.MAX_ENTRY_BYTES + 1))
+
+
+def _device(p: Path) -> None:
+    p.unlink()
+    p.symlink_to("/dev/zero")
+
+
+def _extra_file(p: Path) -> None:  # a rejection that claims a page file
+    _rewrite(p, lambda body: body["files"].update({"models/x.html": "0" * 64}))
+
+
+@pytest.mark.parametrize("damage", [_broken_json, _foreign, _stale_checksum, _other_format, _huge, _device, _extra_file])
+def test_a_damaged_entry_is_as_good_as_absent(cache, damage):
+    source = "file:" + "a" * 64
+    assert cache.get(source) == {"rejected": "not a G2M submission", "files": {}}
+    damage(_entry(cache.out, source))
+    assert Cache(cache.out, well_formed).get(source) is None
+
+
+def test_a_new_scorer_version_misses_every_entry(cache, monkeypatch):
+    source = "file:" + "a" * 64
+    monkeypatch.setattr(cache_module, "TASK_VERSION", cache_module.TASK_VERSION + 1)
+    fresh = Cache(cache.out, well_formed)
+    assert fresh.get(source) is None
+    fresh.put(source, {"rejected": "scored again"})
+    assert fresh.prune() == 1  # the old version's entry
+    assert [p.name for p in (cache.out / CACHE_DIR).iterdir()] == [f"{fresh.key(source)}.json"]
+
+
+# ---------------------------------------------------------------- real sites (slow)
+slow = pytest.mark.slow  # builds sites: scores submissions and draws their figures
+
+
+@pytest.fixture(scope="module")
+def first_build(tmp_path_factory):
+    """Two accepted submissions (one cheap to score), a copy of one, and a file that is not a submission."""
+    subs = tmp_path_factory.mktemp("subs")
+    cheap = submission_doc(output=lambda t: "[[0]]")
+    cheap["metadata"]["model"]["id"] = "Cheap-VLM"
+    write_file(subs, cheap, "a.json")
+    write_file(subs, submission_doc(), "b.json.gz")
+    shutil.copyfile(subs / "b.json.gz", subs / "zz-copy.json.gz")
+    (subs / "junk.json").write_text('{"format": "something else"}')
+    site = tmp_path_factory.mktemp("site")
+    result = build_site(subs, site, progress=False)
+    return subs, site, result
+
+
+@pytest.fixture
+def again(first_build, tmp_path, monkeypatch):
+    """A copy of the first build to rebuild, and a list of the files ``validate`` is called on."""
+    subs, site = tmp_path / "subs", tmp_path / "site"
+    shutil.copytree(first_build[0], subs)
+    shutil.copytree(first_build[1], site)
+    calls: list[str] = []
+    real = site_module.validate
+    monkeypatch.setattr(site_module, "validate", lambda p: (calls.append(Path(p).name), real(p))[1])
+    return subs, site, calls
+
+
+def _published(site: Path) -> dict[str, bytes]:
+    return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(site.rglob("*"))
+            if p.is_file() and CACHE_DIR not in p.parts}
+
+
+@slow
+def test_the_first_build_caches_every_file_it_scored(first_build):
+    _, site, result = first_build
+    assert (result["submissions"], result["scored"], result["cached"]) == (2, 3, 0)  # the copy: b's entry, already
+    assert sorted(r["file"] for r in result["rejected"]) == ["junk.json", "zz-copy.json.gz"]
+    assert len(list((site / CACHE_DIR).glob("*.json"))) == 5  # a, b (and its copy), junk, the 2 baselines
+
+
+@slow
+def test_a_rebuild_scores_nothing_and_publishes_the_same_site(first_build, again):
+    subs, site, calls = again
+    before = _published(site)
+    result = build_site(subs, site, progress=False)
+    assert calls == [] and (result["scored"], result["cached"]) == (0, 2)
+    assert result["rejected"] == first_build[2]["rejected"]
+    assert _published(site) == before
+
+
+@slow
+def test_a_new_file_is_the_only_one_scored(again):
+    subs, site, calls = again
+    new = submission_doc(output=lambda t: "[[1]]")
+    new["metadata"]["model"]["id"] = "New-VLM"
+    write_file(subs, new, "c.json")
+    result = build_site(subs, site, progress=False)
+    assert calls == ["c.json"] and (result["scored"], result["cached"]) == (1, 2)
+    assert "New-VLM" in (site / "leaderboard.csv").read_text()
+
+
+def _page_file(site: Path, name: str) -> Path:
+    return next(site.glob(f"models/{slug(name)}-*/heatmaps.png"))
+
+
+@slow
+@pytest.mark.parametrize("damage", [
+    lambda site, a, b: _broken_json(a),
+    lambda site, a, b: shutil.copyfile(b, a),  # b's entry under a's key: foreign
+    lambda site, a, b: _rewrite(a, lambda body: body["row"].update(page="../../index.html")),  # forged, checksum fixed
+    lambda site, a, b: _rewrite(a, lambda body: body["accepted"].update(name="g2m-oracle")),  # a name the file lacks
+    lambda site, a, b: _rewrite(a, lambda body: body["row"]["views"]["all"]["overall"].update(cell_accuracy=7.0)),
+    lambda site, a, b: _page_file(site, "Cheap-VLM").write_bytes(b"not the figure"),  # its page changed on disk
+], ids=["corrupt", "foreign", "path outside", "another name", "impossible score", "page file changed"])
+def test_a_bad_entry_is_scored_again_and_the_site_is_the_same(again, damage):
+    from leaderboard.cache import file_digest
+
+    subs, site, calls = again
+    before = _published(site)
+    a, b = (_entry(site, f"file:{file_digest(subs / f)}") for f in ("a.json", "b.json.gz"))
+    damage(site, a, b)
+    result = build_site(subs, site, progress=False)
+    assert calls == ["a.json"] and (result["scored"], result["cached"]) == (1, 1)
+    assert _published(site) == before
+
+
+@slow
+def test_a_new_scorer_version_scores_everything_again(again, monkeypatch):
+    subs, site, calls = again
+    old = {p.name for p in (site / CACHE_DIR).iterdir()}
+    monkeypatch.setattr(cache_module, "TASK_VERSION", cache_module.TASK_VERSION + 0.1)
+    result = build_site(subs, site, progress=False)
+    assert calls == ["a.json", "b.json.gz", "junk.json"] and result["cached"] == 0
+    new = {p.name for p in (site / CACHE_DIR).iterdir()}
+    assert len(new) == 5 and not new & old  # every entry rewritten under its new key, the old ones removed
+
+
+@slow
+def test_a_withdrawn_submission_leaves_no_page_and_no_entry(again):
+    subs, site, calls = again
+    a_pages = sorted(site.glob(f"models/{slug('Cheap-VLM')}-*")) + sorted(site.glob(f"raw/{slug('Cheap-VLM')}-*"))
+    assert len(a_pages) == 3  # its page, its figures, its raw outputs
+    os.unlink(subs / "a.json")
+    build_site(subs, site, progress=False)
+    assert calls == [] and not any(p.exists() for p in a_pages)
+    assert len(list((site / CACHE_DIR).glob("*.json"))) == 4
+    assert "Cheap-VLM" not in (site / "index.html").read_text()
