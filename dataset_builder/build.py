@@ -163,7 +163,6 @@ def build(
     progress: bool = True,
 ) -> dict:
     """Build (or resume, or extend) a release folder; returns the manifest."""
-    from dataset_builder.card import write_release_metadata
     from dataset_builder.provenance import describe_params, load_manifest, manifest_configs
 
     out = Path(out)
@@ -192,6 +191,8 @@ def build(
         specs = [get_config(n).scaled(params.scale) for n in names]
         tasks = [t for cfg in specs for t in plan_config(cfg, params.render, params.rows_per_shard)]
         results = _run(tasks, out, known_sha, workers, progress)
+        from dataset_builder.card import write_release_metadata  # imported while the shards were written (_run)
+
         return write_release_metadata(out, specs, tasks, results, params)
 
 
@@ -216,6 +217,8 @@ def _run(tasks: list[ShardTask], out: Path, known_sha: dict, workers: int, progr
             with worker_pool(min(workers, len(todo))) as pool:
                 todo.sort(key=lambda t: -t.cost)
                 futures = {pool.submit(write_shard, t, str(out)): t for t in todo}
+                import dataset_builder.card  # noqa: F401  (the README's imports, a second of work, while workers run)
+
                 try:
                     for fut in as_completed(futures):
                         r = fut.result()

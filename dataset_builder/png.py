@@ -27,7 +27,7 @@ _PLTE = PALETTE_RGB.tobytes()
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:
-    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    return b"".join((struct.pack(">I", len(data)), kind, data, struct.pack(">I", zlib.crc32(data, zlib.crc32(kind)))))
 
 
 def _pack_rows(idx: np.ndarray) -> np.ndarray:
