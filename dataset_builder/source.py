@@ -71,7 +71,7 @@ def load_config(config: str, split: str | None = None, data: str | None = None, 
                                f"a local build (g2m build --out DIR --configs {config}), or set HF_HUB_OFFLINE=1 to "
                                "read a copy already in your Hugging Face cache")
     try:
-        return datasets.load_dataset(source, config, split=split, revision=rev)
+        loaded = datasets.load_dataset(source, config, split=split, revision=rev)
     except ValueError as e:
         raise UsageError(f"{source} has no usable config {config!r}: {e}") from None
     except (OSError, ConnectionError) as e:
@@ -80,6 +80,10 @@ def load_config(config: str, split: str | None = None, data: str | None = None, 
         hint = " (HF_HUB_OFFLINE is set: only a cached copy can be read)" if _offline() else ""
         raise G2MError(f"could not load {source}@{rev} from the Hugging Face Hub{hint} ({type(e).__name__}); build a "
                        f"local copy with `g2m build --out DIR --configs {config}` and pass it with --data DIR") from None
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()  # a first load converts the parquet files: ~50 MB Arrow would keep
+    return loaded
 
 
 def provenance(data: str | None = None, revision: str | None = None) -> dict:

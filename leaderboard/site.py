@@ -14,6 +14,7 @@ import shutil
 import sys
 import traceback
 from pathlib import Path
+from typing import NamedTuple
 
 from dataset_builder.spec import PATCH_SIZES
 from g2m_base.errors import UsageError
@@ -26,9 +27,19 @@ from leaderboard.html import fmt, fmt_ci, page, table
 from leaderboard.rescore import by_task, color_bias, confusion_by_palette, heatmaps, summarise
 from leaderboard.site_page import VIEWS, write_index
 from leaderboard.site_rows import BASELINES, baseline_rows, cached_form, slug, summaries, well_formed
-from leaderboard.submission import validate
+from leaderboard.submission import Validation, validate
 
 REPORTED = Path(__file__).with_name("reported.json")
+
+
+class _Outcome(NamedTuple):
+    """What scoring one file gave: its validation (``accepted``, and the per-output scores when it was scored in this
+    build), or why it was rejected, and whether that reason may be cached (an internal error may be a bug: never)."""
+
+    accepted: dict | None
+    validation: Validation | None
+    reason: str | None = None
+    cacheable: bool = True
 
 
 def _model_page(row: dict, folder: Path) -> str:
@@ -91,69 +102,68 @@ def build_site(submissions: str | Path, out: str | Path, progress: bool = True) 
     counts = {"scored": 0, "cached": 0}
     from tqdm.auto import tqdm
 
-    def score(f: Path):
-        """(accepted, validation) or (None, rejection reason, cacheable)."""
+    def score(f: Path) -> _Outcome:
         counts["scored"] += 1
         try:
             v = validate(f)
         except Exception as e:  # noqa: BLE001 - a bug in scoring one file must not stop the site; it is shown
             _complain(f.name, "could not be scored")
-            return None, f"could not be scored (internal error: {type(e).__name__})", False
+            return _Outcome(None, None, f"could not be scored (internal error: {type(e).__name__})", cacheable=False)
         if not v.ok:
-            return None, v.reason, True
-        return {"kind": "submission", "name": v.metadata["model"]["id"], "sha256": v.sha256, "meta": v.metadata,
-                "warnings": v.warnings, "data": v.data}, v
+            return _Outcome(None, None, v.reason)
+        return _Outcome({"kind": "submission", "name": v.metadata["model"]["id"], "sha256": v.sha256,
+                         "meta": v.metadata, "warnings": v.warnings, "data": v.data}, v)
 
     for f in tqdm(files, desc="g2m leaderboard", unit="file", disable=not progress or not files):
         digest = file_digest(f)
-        source = f"file:{digest}" if digest else None
+        source = f"file:{digest}" if digest else None  # None: not a regular file, never cached
         entry = cache.get(source) if source else None
-        v = None
         if entry is None:
-            accepted, *why = score(f)
-            if accepted is None:
-                rejected.append({"file": f.name, "reason": why[0]})
-                if why[1] and source:
-                    cache.put(source, {"rejected": why[0]})
+            outcome, row = score(f), None
+            if outcome.accepted is None:
+                rejected.append({"file": f.name, "reason": outcome.reason})
+                if outcome.cacheable and source:
+                    cache.put(source, {"rejected": outcome.reason})
                 continue
-            v, row = why[0], None
         elif "rejected" in entry:
             rejected.append({"file": f.name, "reason": entry["rejected"]})
             continue
         else:
-            accepted, row = entry["accepted"], entry["row"]
+            outcome, row = _Outcome(entry["accepted"], None), entry["row"]
             if row is not None and row["file"] != f.name:
                 row = None  # the same bytes under another name: its page names the file, so it is drawn again
-        name = accepted["name"]
+        name, sha = outcome.accepted["name"], outcome.accepted["sha256"]
         if name.strip().lower() in reserved:
             rejected.append({"file": f.name, "reason": f"the model id {name.strip()!r} is a built-in baseline's; "
                                                        "baselines are computed here, never taken from a submission"})
-        elif accepted["sha256"] in seen:
-            rejected.append({"file": f.name, "reason": f"the same submission as {seen[accepted['sha256']]} (shown once)"})
+        elif sha in seen:
+            rejected.append({"file": f.name, "reason": f"the same submission as {seen[sha]} (shown once)"})
+        elif row is not None:
+            seen[sha] = f.name
+            counts["cached"] += 1
+            built.append({**outcome.accepted, **row})
+            continue
         else:
-            seen[accepted["sha256"]] = f.name
-            if row is not None:
-                counts["cached"] += 1
-                built.append({**accepted, **row})
+            seen[sha] = f.name
+            if outcome.validation is None:  # known from the cache but never drawn under this name: the page needs
+                outcome = score(f)  # every output's score again
+            if outcome.accepted is None:
+                rejected.append({"file": f.name, "reason": outcome.reason})
                 continue
-            if v is None:  # known from the cache, but never drawn under this name: the page needs every score
-                accepted, *why = score(f)
-                if accepted is None:
-                    rejected.append({"file": f.name, "reason": why[0]})
-                    continue
-                v = why[0]
+            v = outcome.validation
             try:
-                r = _render({**accepted, "file": f.name, "scored": v.scored, "by_protocol": v.by_protocol},
+                r = _render({**outcome.accepted, "file": f.name, "scored": v.scored, "by_protocol": v.by_protocol},
                             submissions, out)
             except Exception as e:  # noqa: BLE001 - one broken submission must not stop the site
                 _complain(f.name, "broke its page")
                 rejected.append({"file": f.name, "reason": f"could not be rendered ({type(e).__name__}: {e})"})
                 continue
-            cache.put(source, *cached_form(r, out)) if source else None
+            if source:
+                cache.put(source, *cached_form(r, out))
             built.append(r)
             continue
-        if entry is None and source:
-            cache.put(source, {"accepted": accepted, "row": None})  # validated; drawn if it is ever shown
+        if entry is None and source:  # validated but not shown (a copy, a baseline's name): drawn if it ever is
+            cache.put(source, {"accepted": outcome.accepted, "row": None})
     built += _baselines(cache, submissions, out)
     reported = json.loads(REPORTED.read_text())
     write_index(out, built, reported, rejected)

@@ -6,7 +6,8 @@ unary sign before a number, strings and bytes (plain, ``u``, ``r``, ``b``, ``rb`
 comments and line continuations between tokens, as Python's tokenizer allows inside brackets. Anything else (names,
 calls, operators, dicts, sets, f-strings, a leading zero like ``07``, non-ASCII spaces) is a ``LiteralError``,
 as ``literal_eval`` would raise. Nesting deeper than ``MAX_DEPTH`` is refused (``literal_eval`` hits its recursion
-limit on deep input; a matrix needs depth 2). One pass over the text: time is linear in its length.
+limit on deep input; a matrix needs depth 2). One pass over the text, read a token at a time: time is linear in its
+length, and a text refused early (too deep, an unexpected token) is not read further.
 """
 
 from __future__ import annotations
