@@ -30,7 +30,7 @@ def _eval(args: argparse.Namespace) -> int:
         raise UsageError(f"--harness {args.harness} needs --base-url URL, --serve MODEL, or --model with one of its "
                          "own backends")
     if args.model is None and not served:
-        data = data or _demo_release(Path(args.out) / "data", args.scale)
+        data = data or _demo_release(Path(args.out) / "data", args.scale, progress=not args.quiet)
     elif data is None:
         print("g2m: reading the zero_shot config from the Hugging Face Hub (pass --data DIR for a local build)", file=sys.stderr)
     models = [args.model or CHAT] if args.model or served else list(BASELINES)
@@ -62,12 +62,12 @@ def _dry_run(tasks: tuple[str, ...], args: argparse.Namespace) -> int:
     return 0
 
 
-def _demo_release(out: Path, scale: float) -> str:
+def _demo_release(out: Path, scale: float, progress: bool = True) -> str:
     from dataset_builder.build import BuildParams, build
 
     print(f"g2m: no --model: building a {scale:g}-scale zero_shot release in {out} and scoring the built-in "
           "baselines (g2m-oracle, g2m-random)", file=sys.stderr)
-    build(out, "zero_shot", BuildParams(scale=scale), progress=True)
+    build(out, "zero_shot", BuildParams(scale=scale), progress=progress)
     return str(out)
 
 
