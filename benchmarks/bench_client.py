@@ -21,6 +21,7 @@ import base64
 import hashlib
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -145,6 +146,7 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """``g2m leaderboard build`` with its cache: a rebuild scores only new or changed files. Ratios from one run.
 
-    python benchmarks/bench_leaderboard.py               # 4 -> 5 submissions, then 100 -> 101 (~15 minutes)
+    python benchmarks/bench_leaderboard.py               # 4 -> 5 submissions, then 100 -> 101 (~20 minutes)
     python benchmarks/bench_leaderboard.py --many 20     # a shorter run: 20 -> 21
 
 Every build is the real command, ``g2m leaderboard build SUBMISSIONS --out SITE``, in a child process, as a user runs

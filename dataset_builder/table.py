@@ -72,14 +72,19 @@ def samples_to_table(samples: Sequence[Sample]) -> pa.Table:
     image = pa.StructArray.from_arrays(
         [pa.array([s.png for s in samples], pa.binary()), pa.nulls(n, pa.string())], names=["bytes", "path"]
     )
+    texts: dict[tuple[int, int], tuple[list[str], str]] = {}  # colours and prompt: once per (N, C), not per row
+    for s in samples:
+        if (s.grid_size, s.num_colors) not in texts:
+            texts[(s.grid_size, s.num_colors)] = (s.colors, s.prompt)
+    per_row = [texts[(s.grid_size, s.num_colors)] for s in samples]
     arrays = [
         pa.array([s.id for s in samples], pa.string()),
         image,
         pa.array(sizes, pa.int32()),
         pa.array([s.num_colors for s in samples], pa.int32()),
-        pa.array([s.colors for s in samples], pa.list_(pa.string())),
+        pa.array([colors for colors, _ in per_row], pa.list_(pa.string())),
         matrix.cast(SCHEMA.field("matrix").type),
-        pa.array([s.prompt for s in samples], pa.string()),
+        pa.array([prompt for _, prompt in per_row], pa.string()),
         pa.array([s.seed for s in samples], pa.int64()),
     ]
     return pa.Table.from_arrays(arrays, schema=SCHEMA)

@@ -3,6 +3,7 @@ form a rendered row takes in the build cache, with the check a cached row must p
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -69,6 +70,8 @@ def summaries(row: dict, view: str) -> dict:
             "by_n": {n: summarise([s for s in scored if s.grid_size == n]) for n in ZERO_SHOT_SIZES}}
 
 
+#: A figure's file name in a model page's folder (never hidden, never a path).
+_FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 #: What a cached row keeps: its validation (``accepted``) and what its rendering added (``row``).
 ACCEPTED = ("kind", "name", "sha256", "meta", "warnings", "data")
 ROW = ("file", "slug", "page", "raw", "views")
@@ -90,7 +93,8 @@ def well_formed(accepted: dict, row: dict | None, files: set[str]) -> bool:
             return False
         name, sha, meta = accepted["name"], accepted["sha256"], accepted["meta"]
         if accepted["kind"] == "baseline":
-            if name not in BASELINES or sha is not None or meta != baseline_meta(name) or accepted["warnings"]:
+            if (name not in BASELINES or sha is not None or meta != baseline_meta(name) or accepted["warnings"]
+                    or accepted["data"] != RELEASE):
                 return False
         elif accepted["kind"] == "submission":
             if not (isinstance(sha, str) and len(sha) == 64 and all(c in "0123456789abcdef" for c in sha)):
@@ -113,8 +117,9 @@ def well_formed(accepted: dict, row: dict | None, files: set[str]) -> bool:
             file_ok = isinstance(row["file"], str) and row["file"].endswith((".json", ".json.gz"))
             want_raw = f"raw/{page_slug}{'.json.gz' if file_ok and row['file'].endswith('.gz') else '.json'}"
         pages = {row["page"], want_raw} - {None}
+        figures = [f.split("/") for f in files - pages]  # models/<slug>/<name>: nothing else, nothing above
         return (file_ok and row["slug"] == page_slug and row["page"] == f"models/{page_slug}.html"
                 and row["raw"] == want_raw and pages <= files
-                and all(f.startswith(f"models/{page_slug}/") for f in files - pages))
+                and all(len(p) == 3 and p[:2] == ["models", page_slug] and _FILE_NAME.fullmatch(p[2]) for p in figures))
     except (Rejected, UsageError, TypeError, KeyError, AttributeError):
         return False

@@ -161,10 +161,11 @@ def _page_file(site: Path, name: str) -> Path:
     lambda site, a, b: _broken_json(a),
     lambda site, a, b: shutil.copyfile(b, a),  # b's entry under a's key: foreign
     lambda site, a, b: _rewrite(a, lambda body: body["row"].update(page="../../index.html")),  # forged, checksum fixed
+    lambda site, a, b: _rewrite(a, lambda body: body["files"].update({"models/x/../../../etc/hostname": "0" * 64})),
     lambda site, a, b: _rewrite(a, lambda body: body["accepted"].update(name="g2m-oracle")),  # a name the file lacks
     lambda site, a, b: _rewrite(a, lambda body: body["row"]["views"]["all"]["overall"].update(cell_accuracy=7.0)),
     lambda site, a, b: _page_file(site, "Cheap-VLM").write_bytes(b"not the figure"),  # its page changed on disk
-], ids=["corrupt", "foreign", "path outside", "another name", "impossible score", "page file changed"])
+], ids=["corrupt", "foreign", "path outside", "file outside", "another name", "impossible score", "page file changed"])
 def test_a_bad_entry_is_scored_again_and_the_site_is_the_same(again, damage):
     from leaderboard.cache import file_digest
 
