@@ -4,7 +4,7 @@
     python benchmarks/bench_build.py --full     # also the full 324,500-image release: build, then verify (minutes)
 
 Compared on the same rows (a mix weighted like the release: most images are 20x20..64x64 probing grids):
-  limit  - render + PNG encode only, in one process: what the build could reach if parquet, hashing and process
+  limit  - render + PNG encode only (batched by grid size, as the build does), in one process: what the build could reach if parquet, hashing and process
            management cost nothing (with K cores, K times this rate);
   naive  - the authors' approach: one PIL rectangle per cell, then PIL's PNG encoder;
   build  - the real ``g2m build`` path (generation, parquet, atomic writes, manifest), with 1 and with all workers;
@@ -29,11 +29,14 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dataset_builder.build import BuildParams, build, plan_config  # noqa: E402
 from dataset_builder.configs import CONFIGS, get_config  # noqa: E402
-from dataset_builder.generate import RenderOptions, make_image, make_matrix  # noqa: E402
+from dataset_builder.generate import RenderOptions, make_matrix  # noqa: E402
+from dataset_builder.png import encode_grid_pngs  # noqa: E402
 from dataset_builder.render import render_reference  # noqa: E402
 from dataset_builder.verify import verify  # noqa: E402
 
@@ -50,6 +53,18 @@ def _rows(configs: str, scale: float):
             for block, start, stop in task.runs:
                 out += [(block.seed(i), block.grid_size, block.num_colors) for i in range(start, stop)]
     return out
+
+
+def _encode_rate(rows) -> float:
+    """Images per second of the encoder alone (render + PNG, as the build runs it: a stack of one size at a time)."""
+    stacks: dict[int, list] = {}
+    for r in rows:
+        stacks.setdefault(r[1], []).append(make_matrix(*r))
+    stacks = {n: np.stack(ms) for n, ms in stacks.items()}
+    t = time.perf_counter()
+    for stack in stacks.values():
+        encode_grid_pngs(stack, RenderOptions().resolution)
+    return len(rows) / (time.perf_counter() - t)
 
 
 def _rate(fn, items) -> float:
@@ -101,10 +116,9 @@ def main() -> None:
     args = ap.parse_args()
     cores = os.cpu_count() or 1
     rows = _rows(MIX, SCALE)
-    matrices = [(make_matrix(*r), r) for r in rows]
     print(f"machine: {cores} cores; mix: {MIX} at scale {SCALE} = {len(rows)} images")
 
-    limit = _rate(lambda mr: make_image(mr[0]), matrices)
+    limit = _encode_rate(rows)
     naive = _rate(_naive, rows[:: max(1, len(rows) // 300)])
     one = _build_and_verify(1, MIX, SCALE, check=False)
     many = _build_and_verify(cores, MIX, SCALE, check=True)
@@ -120,8 +134,7 @@ def main() -> None:
     total = sum(s.rows for c in CONFIGS for s in c.splits)
     print(f"projected full release ({total:,} images) at {cores} workers: {total / buildn:.0f} s")
     if args.full:
-        sample = [make_matrix(*r) for r in _rows(",".join(c.name for c in CONFIGS), 0.01)]
-        full_limit = total / (_rate(make_image, sample) * cores)
+        full_limit = total / (_encode_rate(_rows(",".join(c.name for c in CONFIGS), 0.01)) * cores)
         load = os.getloadavg()[0]
         full = _build_and_verify(cores, ",".join(c.name for c in CONFIGS), 1.0, check=True)
         ratio = full["verify_s"] / full["build_s"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -32,8 +32,8 @@ from dataset_builder.configs import (
     get_config,
     select_configs,
 )
-from dataset_builder.generate import RenderOptions, make_samples
-from dataset_builder.table import read_shard_metadata, samples_to_table, table_to_parquet_bytes
+from dataset_builder.generate import RenderOptions, SampleRun, make_run
+from dataset_builder.table import read_shard_metadata, runs_to_table, table_to_parquet_bytes
 from dataset_builder.workers import pool as worker_pool
 from g2m_base.errors import BuildError, UsageError
 from g2m_base.files import atomic_write_bytes, build_lock, remove_stale_temp_files
@@ -77,9 +77,8 @@ class ShardTask:
             "render": asdict(self.render),
         }
 
-    def samples(self) -> Iterator:
-        for block, start, stop in self.runs:
-            yield from make_samples(block, start, stop, self.render)
+    def generate(self) -> list[SampleRun]:
+        return [make_run(block, start, stop, self.render) for block, start, stop in self.runs]
 
 
 @dataclass(frozen=True)
@@ -116,7 +115,7 @@ def plan_config(config: ConfigSpec, render: RenderOptions, rows_per_shard: int =
 
 def write_shard(task: ShardTask, out: str) -> ShardResult:
     """Generate, encode and atomically place one shard. Runs in worker processes."""
-    table = samples_to_table(list(task.samples()))
+    table = runs_to_table(task.generate())
     data = table_to_parquet_bytes(table, task.descriptor())
     atomic_write_bytes(Path(out) / task.relpath, data)
     return ShardResult(task.relpath, hashlib.sha256(data).hexdigest(), len(data), task.rows, table.nbytes)

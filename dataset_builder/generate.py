@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dataset_builder.configs import Block
-from dataset_builder.png import encode_grid_png
+from dataset_builder.png import encode_grid_png, encode_grid_pngs
 from dataset_builder.prompt import build_prompt
 from dataset_builder.render import check_fits
 from dataset_builder.spec import DEFAULT_RESOLUTION, check_grid_size, check_num_colors, color_names
@@ -48,19 +48,72 @@ def make_matrix(seed: int, grid_size: int, num_colors: int) -> np.ndarray:
     return _matrix(np.random.PCG64(seed), grid_size, num_colors)
 
 
-def make_matrices(seeds: Sequence[int], grid_size: int, num_colors: int) -> list[np.ndarray]:
-    """``[make_matrix(s, grid_size, num_colors) for s in seeds]``, with the generators seeded all at once (a build's
-    rows come in runs of consecutive seeds): numpy's seeding is most of the cost of a small matrix."""
+def make_matrices(seeds: Sequence[int], grid_size: int, num_colors: int) -> np.ndarray:
+    """``np.stack([make_matrix(s, grid_size, num_colors) for s in seeds])`` as one (len(seeds), N, N) int8 array.
+
+    A build's rows come in runs of consecutive seeds, so the work is done for the whole run at once: the generators
+    are seeded together (numpy's seeding is most of the cost of a small matrix), and the modulo and both shuffles
+    run on arrays over the run instead of once per matrix. ``make_matrix`` stays the one-at-a-time reference, and
+    ``tests/test_fast_paths.py`` holds the two equal.
+    """
     check_num_colors(num_colors)
     check_grid_size(grid_size)
+    cells = grid_size * grid_size
     if not all(isinstance(s, int) and 0 <= s < 2**32 for s in seeds):
-        return [make_matrix(s, grid_size, num_colors) for s in seeds]
-    bg = np.random.PCG64(0)
-    out = []
-    for state, inc in _pcg64_states(seeds):
-        bg.state = {"bit_generator": "PCG64", "state": {"state": state, "inc": inc}, "has_uint32": 0, "uinteger": 0}
-        out.append(_matrix(bg, grid_size, num_colors))
-    return out
+        return np.stack([make_matrix(s, grid_size, num_colors) for s in seeds]) if len(seeds) else \
+            np.zeros((0, grid_size, grid_size), np.int8)
+    out = np.empty((len(seeds), cells), dtype=np.int8)
+    extra = np.empty((len(seeds), 2 * num_colors), dtype=np.uint64)
+    states = _pcg64_states(seeds)
+    bg, c = np.random.PCG64(0), np.uint64(num_colors)
+    step = max(1, _CHUNK_DRAWS // cells)  # rows per pass: the temporaries stay in cache
+    raw = np.empty((min(step, len(seeds)), cells + 2 * num_colors), dtype=np.uint64)
+    for first in range(0, len(seeds), step):
+        part = states[first:first + step]
+        for k, (state, inc) in enumerate(part):
+            bg.state = {"bit_generator": "PCG64", "state": {"state": state, "inc": inc}, "has_uint32": 0, "uinteger": 0}
+            raw[k] = bg.random_raw(cells + 2 * num_colors)
+        draws = raw[:len(part), :cells]
+        # draws % c: numpy divides by a scalar without a division per element, and takes the remainder with one
+        np.subtract(draws, draws // c * c, out=out[first:first + len(part)], casting="unsafe")
+        extra[first:first + len(part)] = raw[:len(part), cells:]
+    if cells >= num_colors and len(seeds):
+        positions, values = _shuffles(extra, cells, num_colors)
+        np.put_along_axis(out, positions, values, axis=1)
+    return out.reshape(len(seeds), grid_size, grid_size)
+
+
+_CHUNK_DRAWS = 1 << 14
+
+
+def _shuffles(extra: np.ndarray, cells: int, num_colors: int) -> tuple[np.ndarray, np.ndarray]:
+    """``_matrix``'s two Fisher-Yates shuffles for a whole run: the partial one picks C distinct cells, the full one
+    permutes the C values. A slot's value is the last value written to it (or the slot itself), so C steps of
+    array operations replace the per-matrix dictionary."""
+    rows = len(extra)
+    written: list[tuple[np.ndarray, np.ndarray]] = []  # (slot, value) per row, in order
+
+    def value_at(slot: np.ndarray) -> np.ndarray:
+        out = slot.copy()
+        for where, what in written:
+            out = np.where(where == slot, what, out)
+        return out
+
+    positions = np.empty((rows, num_colors), dtype=np.int64)
+    for k in range(num_colors):
+        j = (k + extra[:, k] % np.uint64(cells - k)).astype(np.int64)
+        here = np.full(rows, k, dtype=np.int64)
+        at_k, at_j = value_at(here), value_at(j)
+        written += [(here, at_j), (j, at_k)]
+        positions[:, k] = at_j
+    values = np.tile(np.arange(num_colors, dtype=np.int8), (rows, 1))
+    every = np.arange(rows)
+    for k in range(num_colors - 1, 0, -1):
+        j = (extra[:, num_colors + k] % np.uint64(k + 1)).astype(np.int64)
+        at_k = values[:, k].copy()
+        values[:, k] = values[every, j]
+        values[every, j] = at_k
+    return positions, values
 
 
 def _matrix(bg: np.random.PCG64, grid_size: int, num_colors: int) -> np.ndarray:
@@ -160,10 +213,36 @@ def make_sample(block: Block, index: int, options: RenderOptions = RenderOptions
     return Sample(block.sample_id(index), seed, block.grid_size, block.num_colors, m, make_image(m, options))
 
 
-def make_samples(block: Block, start: int, stop: int, options: RenderOptions = RenderOptions()) -> Iterator[Sample]:
-    """``make_sample(block, i, options)`` for ``i`` in ``range(start, stop)``: the same samples, seeded together."""
+@dataclass(frozen=True)
+class SampleRun:
+    """Rows ``start`` .. ``start + len(seeds)`` of one block, column by column: what a shard is made of, without an
+    object per row (``make_samples`` gives the same rows one by one)."""
+
+    block: Block
+    start: int
+    seeds: list[int]
+    matrices: np.ndarray  # (rows, N, N) int8
+    pngs: list[bytes]
+
+    def __len__(self) -> int:
+        return len(self.seeds)
+
+    @property
+    def ids(self) -> list[str]:
+        return [self.block.sample_id(i) for i in range(self.start, self.start + len(self.seeds))]
+
+
+def make_run(block: Block, start: int, stop: int, options: RenderOptions = RenderOptions()) -> SampleRun:
+    """Samples ``start`` .. ``stop`` of ``block``, generated and encoded together (the same bytes as one by one)."""
     if not 0 <= start <= stop <= block.count:
         raise UsageError(f"rows {start}..{stop} are outside the block of {block.count} samples")
     seeds = [block.seed(i) for i in range(start, stop)]
-    for i, seed, m in zip(range(start, stop), seeds, make_matrices(seeds, block.grid_size, block.num_colors), strict=True):
-        yield Sample(block.sample_id(i), seed, block.grid_size, block.num_colors, m, make_image(m, options))
+    matrices = make_matrices(seeds, block.grid_size, block.num_colors)
+    return SampleRun(block, start, seeds, matrices, encode_grid_pngs(matrices, options.resolution, options.outline))
+
+
+def make_samples(block: Block, start: int, stop: int, options: RenderOptions = RenderOptions()) -> Iterator[Sample]:
+    """``make_sample(block, i, options)`` for ``i`` in ``range(start, stop)``: the same samples, made as one run."""
+    run = make_run(block, start, stop, options)
+    for sid, seed, m, png in zip(run.ids, run.seeds, run.matrices, run.pngs, strict=True):
+        yield Sample(sid, seed, block.grid_size, block.num_colors, m, png)

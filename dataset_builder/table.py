@@ -15,7 +15,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from dataset_builder.generate import Sample
+from dataset_builder.generate import SampleRun
+from dataset_builder.prompt import build_prompt
+from dataset_builder.spec import color_names
 from g2m_base.bounded_json import loads
 
 #: The release schema in ``datasets``' own serialisation. It is spelled out (rather than taken from
@@ -60,32 +62,33 @@ NUM_BYTES_KEY = b"g2m_num_bytes"
 CDC_OPTIONS = {"min_chunk_size": 256 * 1024, "max_chunk_size": 1024 * 1024, "norm_level": 0}
 
 
-def samples_to_table(samples: Sequence[Sample]) -> pa.Table:
-    """Arrow table of samples, built column-wise (no per-cell Python objects for the matrices)."""
-    n = len(samples)
-    sizes = np.array([s.grid_size for s in samples], dtype=np.int32)
-    flat = np.concatenate([s.matrix.reshape(-1) for s in samples]) if n else np.zeros(0, np.int8)
+def runs_to_table(runs: Sequence[SampleRun]) -> pa.Table:
+    """Arrow table of the rows of ``runs``, built column-wise: no Python object per matrix cell, and the colours
+    and prompt made once per run (they depend only on N and C)."""
+    sizes = np.concatenate([np.full(len(r), r.block.grid_size, np.int32) for r in runs]) if runs else np.zeros(0, np.int32)
+    flat = np.concatenate([r.matrices.reshape(-1) for r in runs]) if runs else np.zeros(0, np.int8)
     inner_offsets = np.concatenate([[0], np.cumsum(np.repeat(sizes, sizes))]).astype(np.int32)
     outer_offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int32)
     rows = pa.ListArray.from_arrays(pa.array(inner_offsets), pa.array(flat, pa.int8()))
     matrix = pa.ListArray.from_arrays(pa.array(outer_offsets), rows)
-    image = pa.StructArray.from_arrays(
-        [pa.array([s.png for s in samples], pa.binary()), pa.nulls(n, pa.string())], names=["bytes", "path"]
-    )
-    texts: dict[tuple[int, int], tuple[list[str], str]] = {}  # colours and prompt: once per (N, C), not per row
-    for s in samples:
-        if (s.grid_size, s.num_colors) not in texts:
-            texts[(s.grid_size, s.num_colors)] = (s.colors, s.prompt)
-    per_row = [texts[(s.grid_size, s.num_colors)] for s in samples]
+    pngs = [png for r in runs for png in r.pngs]
+    image = pa.StructArray.from_arrays([pa.array(pngs, pa.binary()), pa.nulls(len(pngs), pa.string())],
+                                       names=["bytes", "path"])
+    colors: list[list[str]] = []
+    prompts: list[str] = []
+    for r in runs:
+        colors += [color_names(r.block.num_colors)] * len(r)
+        prompts += [build_prompt(r.block.grid_size, r.block.num_colors)] * len(r)
     arrays = [
-        pa.array([s.id for s in samples], pa.string()),
+        pa.array([i for r in runs for i in r.ids], pa.string()),
         image,
         pa.array(sizes, pa.int32()),
-        pa.array([s.num_colors for s in samples], pa.int32()),
-        pa.array([colors for colors, _ in per_row], pa.list_(pa.string())),
+        pa.array(np.concatenate([np.full(len(r), r.block.num_colors, np.int32) for r in runs]) if runs else [],
+                 pa.int32()),
+        pa.array(colors, pa.list_(pa.string())),
         matrix.cast(SCHEMA.field("matrix").type),
-        pa.array([prompt for _, prompt in per_row], pa.string()),
-        pa.array([s.seed for s in samples], pa.int64()),
+        pa.array(prompts, pa.string()),
+        pa.array([s for r in runs for s in r.seeds], pa.int64()),
     ]
     return pa.Table.from_arrays(arrays, schema=SCHEMA)
 

@@ -31,7 +31,7 @@ from tqdm.auto import tqdm
 
 from dataset_builder.build import BuildParams, ShardTask, plan_config
 from dataset_builder.configs import get_config
-from dataset_builder.generate import RenderOptions, make_image, make_matrices, make_matrix
+from dataset_builder.generate import RenderOptions, make_image, make_matrix
 from dataset_builder.layout import check_paths, check_readme
 from dataset_builder.prompt import build_prompt
 from dataset_builder.provenance import load_manifest, manifest_configs
@@ -191,10 +191,10 @@ class _Columns:
         return self.cells[starts[0]:starts[0] + n * n].reshape(n, n)
 
 
-def _matches_its_seed(cols: _Columns, k: int, block, index: int, want: np.ndarray, render: RenderOptions,
+def _matches_its_seed(cols: _Columns, k: int, block, index: int, want: np.ndarray, want_png: bytes,
                       texts: dict) -> bool:
-    """Row k is exactly what its seed generates (``want``: the seed's matrix), PNG bytes included: the fast path,
-    no decoding."""
+    """Row k is exactly what its seed generates (``want``, ``want_png``: the seed's matrix and image), PNG bytes
+    included: the fast path, no decoding."""
     seed, n, c = block.seed(index), block.grid_size, block.num_colors
     if (cols.ids[k] != block.sample_id(index) or cols.seeds[k] != seed or cols.sizes[k] != n
             or cols.colors[k] != c):
@@ -205,7 +205,7 @@ def _matches_its_seed(cols: _Columns, k: int, block, index: int, want: np.ndarra
     if cols.palettes[k] != palette or cols.prompts[k] != prompt:
         return False
     stored = cols.matrix(k, n)
-    return stored is not None and np.array_equal(stored, want) and cols.pngs[k] == make_image(want, render)
+    return stored is not None and np.array_equal(stored, want) and cols.pngs[k] == want_png
 
 
 def check_shard(task: ShardTask, root: str, regenerate_rows: frozenset[int]) -> tuple[int, int, int, str | None]:
@@ -220,15 +220,16 @@ def check_shard(task: ShardTask, root: str, regenerate_rows: frozenset[int]) -> 
     if table.num_rows != task.rows:
         return 0, 0, 0, f"{task.relpath}: {table.num_rows} rows, the plan has {task.rows}"
     expected = [(b, i) for b, start, stop in task.runs for i in range(start, stop)]
-    seeds_say = [m for b, start, stop in task.runs
-                 for m in make_matrices([b.seed(i) for i in range(start, stop)], b.grid_size, b.num_colors)]
+    runs = task.generate()  # what the build made: every matrix and PNG, the same batched work
+    seeds_say = [m for run in runs for m in run.matrices]
+    pngs_say = [png for run in runs for png in run.pngs]
     cols = _Columns(table)
     texts: dict = {}
     regenerated = decoded = 0
     for k, (block, i) in enumerate(expected):
         regen = k in regenerate_rows
         regenerated += regen
-        if cols.whole and _matches_its_seed(cols, k, block, i, seeds_say[k], task.render, texts):
+        if cols.whole and _matches_its_seed(cols, k, block, i, seeds_say[k], pngs_say[k], texts):
             continue
         decoded += 1
         row = table.slice(k, 1).to_pylist()[0]

@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dataset_builder import generate, png
 from dataset_builder.configs import CONFIGS, get_config
 from dataset_builder.generate import _pcg64_states, make_matrices, make_matrix, make_sample, make_samples
-from dataset_builder.png import encode_grid_png, encode_palette_png
+from dataset_builder.png import encode_grid_png, encode_grid_pngs, encode_palette_png
 from dataset_builder.render import render_indices
 
 BLOCKS = [b for c in CONFIGS for s in c.splits for b in s.blocks]
@@ -22,11 +23,17 @@ def test_seeding_many_at_once_gives_numpys_own_generators(seeds):
     assert _pcg64_states(seeds) == [(w["state"], w["inc"]) for w in want]
 
 
-@pytest.mark.parametrize(("grid_size", "num_colors"), [(3, 3), (3, 10), (9, 5), (20, 3), (64, 10)])
-def test_a_run_of_matrices_is_the_matrices_one_by_one(grid_size, num_colors):
+@pytest.mark.parametrize(("grid_size", "num_colors"), [(1, 3), (2, 10), (3, 3), (3, 10), (4, 10), (9, 5), (20, 3),
+                                                       (64, 10)])
+@pytest.mark.parametrize("chunk", [1 << 14, 50], ids=["release chunks", "many small chunks"])
+def test_a_run_of_matrices_is_the_matrices_one_by_one(grid_size, num_colors, chunk, monkeypatch):
+    monkeypatch.setattr(generate, "_CHUNK_DRAWS", chunk)
     seeds = list(range(3_0000_00000 + 7 * grid_size, 3_0000_00000 + 7 * grid_size + 40))
-    for got, seed in zip(make_matrices(seeds, grid_size, num_colors), seeds, strict=True):
-        assert np.array_equal(got, make_matrix(seed, grid_size, num_colors))
+    got = make_matrices(seeds, grid_size, num_colors)
+    assert got.shape == (40, grid_size, grid_size) and got.dtype == np.int8
+    for one, seed in zip(got, seeds, strict=True):
+        assert np.array_equal(one, make_matrix(seed, grid_size, num_colors))
+    assert make_matrices([], grid_size, num_colors).shape == (0, grid_size, grid_size)
 
 
 def test_seeds_beyond_32_bits_take_the_plain_path():
@@ -54,6 +61,24 @@ def test_the_grid_encoder_gives_the_reference_bytes(grid_size, resolution, outli
             encode_grid_png(m, resolution, outline)
         return
     assert encode_grid_png(m, resolution, outline) == want
+
+
+@pytest.mark.parametrize(("grid_size", "resolution"), [(1, 512), (7, 101), (20, 512), (64, 512), (3, 4096)])
+@pytest.mark.parametrize(("chunk", "block"), [(1 << 19, 64), (1, 3), (1 << 30, 4)],
+                         ids=["release chunks", "one image per chunk, blocks of 3", "blocks of 4, one chunk each"])
+def test_a_stack_of_grids_encodes_to_the_images_one_by_one(grid_size, resolution, chunk, block, monkeypatch):
+    monkeypatch.setattr(png, "_CHUNK_BYTES", chunk)
+    monkeypatch.setattr(png, "_BLOCK_IMAGES", block)
+    stack = make_matrices(list(range(11)), grid_size, 10)
+    want = [encode_palette_png(render_indices(m, resolution, True)) for m in stack]
+    assert encode_grid_pngs(stack, resolution) == want
+    assert encode_grid_pngs(stack[:0], resolution) == []
+
+
+@pytest.mark.parametrize("bad", [np.full((2, 3, 3), 11), np.full((1, 3, 3), -1), np.zeros((2, 3)), np.zeros((2, 2, 3))])
+def test_a_stack_that_is_not_palette_grids_is_refused(bad):
+    with pytest.raises(ValueError):
+        encode_grid_pngs(bad, 512)
 
 
 @pytest.mark.parametrize("bad", [np.full((3, 3), 11), np.full((3, 3), 200), np.zeros((2, 3)), np.zeros((2, 2, 2))])
