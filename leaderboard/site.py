@@ -18,16 +18,18 @@ from typing import NamedTuple
 
 from dataset_builder.spec import PATCH_SIZES
 from g2m_base.errors import UsageError
-from g2m_base.files import atomic_write_text, ensure_dir
+from g2m_base.files import atomic_write_text, ensure_dir, folder_lock
 from g2m_base.untrusted import esc, plot, term
 from leaderboard import figures
 from leaderboard import geometry as geo
-from leaderboard.cache import Cache, file_digest
+from leaderboard.cache import CACHE_DIR, Cache, file_digest
 from leaderboard.html import fmt, fmt_ci, page, table
 from leaderboard.rescore import by_task, color_bias, confusion_by_palette, heatmaps, summarise
 from leaderboard.site_page import VIEWS, write_index
 from leaderboard.site_rows import BASELINES, baseline_rows, cached_form, slug, summaries, well_formed
 from leaderboard.submission import Validation, validate
+
+LOCK_NAME = "build.lock"  # beside the cache entries, never pruned with them (not a .json entry)
 
 REPORTED = Path(__file__).with_name("reported.json")
 
@@ -85,14 +87,22 @@ def _flat(d: dict, prefix: str = "") -> dict:
 
 
 def build_site(submissions: str | Path, out: str | Path, progress: bool = True) -> dict:
+    """Build the site in ``out`` from the folder ``submissions`` (see ``_build_site``), holding a lock on ``out``: two
+    builds into one folder would remove each other's pages and cache entries, so a second one is refused at once."""
+    submissions, out = Path(submissions), Path(out)
+    if not submissions.is_dir():
+        raise UsageError(f"{submissions} is not a folder of submissions")
+    busy = f"another g2m leaderboard build is writing to {out}; wait for it to finish"
+    with folder_lock(out / CACHE_DIR, LOCK_NAME, busy.replace("{", "{{").replace("}", "}}")):
+        return _build_site(submissions, out, progress)
+
+
+def _build_site(submissions: Path, out: Path, progress: bool) -> dict:
     """Validate and re-score every submission, then write the site. A file that is refused, breaks a page, repeats
     another file's outputs or claims a built-in baseline's name is listed as rejected with its reason; it never stops
     the rest of the site. Each submission is rendered as soon as it is scored and only its summary is kept, so
     memory does not grow with the number of submissions. What a file gave is cached in ``OUT/.g2m-cache``
     (``leaderboard.cache``): building into the same folder again scores only new or changed files."""
-    submissions, out = Path(submissions), Path(out)
-    if not submissions.is_dir():
-        raise UsageError(f"{submissions} is not a folder of submissions")
     ensure_dir(out / "models")  # a bad output folder fails before any submission is scored
     ensure_dir(out / "raw")
     files = sorted(p for p in submissions.iterdir() if p.name.endswith((".json", ".json.gz")))

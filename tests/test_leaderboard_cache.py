@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from helpers import submission_doc, write_file
+from helpers import REPO, g2m, submission_doc, write_file
 
 import leaderboard.cache as cache_module
 import leaderboard.site as site_module
@@ -181,11 +183,11 @@ def test_a_bad_entry_is_scored_again_and_the_site_is_the_same(again, damage):
 @slow
 def test_a_new_scorer_version_scores_everything_again(again, monkeypatch):
     subs, site, calls = again
-    old = {p.name for p in (site / CACHE_DIR).iterdir()}
+    old = {p.name for p in (site / CACHE_DIR).glob("*.json")}
     monkeypatch.setattr(cache_module, "TASK_VERSION", cache_module.TASK_VERSION + 0.1)
     result = build_site(subs, site, progress=False)
     assert calls == ["a.json", "b.json.gz", "junk.json"] and result["cached"] == 0
-    new = {p.name for p in (site / CACHE_DIR).iterdir()}
+    new = {p.name for p in (site / CACHE_DIR).glob("*.json")}
     assert len(new) == 5 and not new & old  # every entry rewritten under its new key, the old ones removed
 
 
@@ -199,3 +201,26 @@ def test_a_withdrawn_submission_leaves_no_page_and_no_entry(again):
     assert calls == [] and not any(p.exists() for p in a_pages)
     assert len(list((site / CACHE_DIR).glob("*.json"))) == 4
     assert "Cheap-VLM" not in (site / "index.html").read_text()
+
+
+@slow
+def test_a_second_build_into_the_same_folder_is_refused_at_once(tmp_path):
+    """Two builds into one site would prune each other's pages and cache entries: while one holds the folder (here a
+    real second process holding its lock), ``g2m leaderboard build`` stops in one line and touches nothing."""
+    subs, site = tmp_path / "subs", tmp_path / "site"
+    subs.mkdir()
+    write_file(subs, submission_doc(output=lambda t: "[[0]]"), "a.json")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from pathlib import Path; from g2m_base.files import folder_lock\n"
+         "with folder_lock(Path(sys.argv[1]), sys.argv[2], 'busy'):\n    print('held', flush=True); time.sleep(60)",
+         str(site / CACHE_DIR), site_module.LOCK_NAME], stdout=subprocess.PIPE, text=True, cwd=REPO)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        res = g2m("leaderboard", "build", str(subs), "--out", str(site), timeout=120)
+        assert res.returncode == 2 and "Traceback" not in res.stderr
+        assert f"another g2m leaderboard build is writing to {site}" in res.stderr
+        assert not (site / "index.html").exists() and not list((site / CACHE_DIR).glob("*.json"))
+    finally:
+        holder.kill()
+        holder.wait()
+    assert build_site(subs, site, progress=False)["submissions"] == 1  # the lock went with its holder
