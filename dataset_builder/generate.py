@@ -60,8 +60,7 @@ def make_matrices(seeds: Sequence[int], grid_size: int, num_colors: int) -> np.n
     check_grid_size(grid_size)
     cells = grid_size * grid_size
     if not all(isinstance(s, int) and 0 <= s < 2**32 for s in seeds):
-        return np.stack([make_matrix(s, grid_size, num_colors) for s in seeds]) if len(seeds) else \
-            np.zeros((0, grid_size, grid_size), np.int8)
+        return np.stack([make_matrix(s, grid_size, num_colors) for s in seeds])  # not empty: all([]) holds
     out = np.empty((len(seeds), cells), dtype=np.int8)
     extra = np.empty((len(seeds), 2 * num_colors), dtype=np.uint64)
     states = _pcg64_states(seeds)

@@ -139,9 +139,9 @@ def encode_grid_pngs(matrices: np.ndarray, resolution: int, outline: bool = True
     ms = np.asarray(matrices)
     if ms.ndim != 3 or ms.shape[1] != ms.shape[2]:
         raise ValueError(f"expected a stack of square matrices, got shape {ms.shape}")
-    if ms.size and (int(ms.max()) >= len(PALETTE_RGB) or int(ms.min()) < 0):
-        bad = int(ms.max()) if int(ms.max()) >= len(PALETTE_RGB) else int(ms.min())
-        raise ValueError(f"palette index {bad} is outside the {len(PALETTE_RGB)}-entry palette")
+    for bad in (int(ms.min()), int(ms.max())) if ms.size else ():
+        if not 0 <= bad < len(PALETTE_RGB):
+            raise ValueError(f"palette index {bad} is outside the {len(PALETTE_RGB)}-entry palette")
     n = ms.shape[1]
     lay = _layout(n, resolution, outline)
     head, out = _head(resolution), []

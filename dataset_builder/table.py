@@ -63,10 +63,10 @@ CDC_OPTIONS = {"min_chunk_size": 256 * 1024, "max_chunk_size": 1024 * 1024, "nor
 
 
 def runs_to_table(runs: Sequence[SampleRun]) -> pa.Table:
-    """Arrow table of the rows of ``runs``, built column-wise: no Python object per matrix cell, and the colours
-    and prompt made once per run (they depend only on N and C)."""
-    sizes = np.concatenate([np.full(len(r), r.block.grid_size, np.int32) for r in runs]) if runs else np.zeros(0, np.int32)
-    flat = np.concatenate([r.matrices.reshape(-1) for r in runs]) if runs else np.zeros(0, np.int8)
+    """Arrow table of the rows of ``runs`` (a shard: at least one), built column-wise: no Python object per matrix
+    cell, and the colours and prompt made once per run (they depend only on N and C)."""
+    sizes = np.concatenate([np.full(len(r), r.block.grid_size, np.int32) for r in runs])
+    flat = np.concatenate([r.matrices.reshape(-1) for r in runs])
     inner_offsets = np.concatenate([[0], np.cumsum(np.repeat(sizes, sizes))]).astype(np.int32)
     outer_offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int32)
     rows = pa.ListArray.from_arrays(pa.array(inner_offsets), pa.array(flat, pa.int8()))
@@ -83,8 +83,7 @@ def runs_to_table(runs: Sequence[SampleRun]) -> pa.Table:
         pa.array([i for r in runs for i in r.ids], pa.string()),
         image,
         pa.array(sizes, pa.int32()),
-        pa.array(np.concatenate([np.full(len(r), r.block.num_colors, np.int32) for r in runs]) if runs else [],
-                 pa.int32()),
+        pa.array(np.concatenate([np.full(len(r), r.block.num_colors, np.int32) for r in runs]), pa.int32()),
         pa.array(colors, pa.list_(pa.string())),
         matrix.cast(SCHEMA.field("matrix").type),
         pa.array(prompts, pa.string()),
