@@ -11,6 +11,7 @@ from dataset_builder.configs import CONFIGS, get_config
 from dataset_builder.generate import _pcg64_states, make_matrices, make_matrix, make_sample, make_samples
 from dataset_builder.png import encode_grid_png, encode_grid_pngs, encode_palette_png
 from dataset_builder.render import render_indices
+from g2m_base.errors import UsageError
 
 BLOCKS = [b for c in CONFIGS for s in c.splits for b in s.blocks]
 
@@ -54,13 +55,17 @@ def test_a_run_of_samples_is_the_samples_one_by_one():
 @pytest.mark.parametrize("outline", [True, False])
 def test_the_grid_encoder_gives_the_reference_bytes(grid_size, resolution, outline):
     m = np.random.Generator(np.random.PCG64(grid_size)).integers(0, 10, (grid_size, grid_size)).astype(np.int8)
-    try:
-        want = encode_palette_png(render_indices(m, resolution, outline))
-    except Exception as e:  # noqa: BLE001 - whatever the reference refuses, the fast path refuses the same way
-        with pytest.raises(type(e)):
-            encode_grid_png(m, resolution, outline)
-        return
-    assert encode_grid_png(m, resolution, outline) == want
+    assert encode_grid_png(m, resolution, outline) == encode_palette_png(render_indices(m, resolution, outline))
+
+
+@pytest.mark.parametrize(("grid_size", "resolution", "message"), [
+    (65, 64, "does not fit in 64x64 pixels"), (3, 0, "resolution must be a positive integer"),
+])
+def test_a_size_the_renderer_refuses_the_grid_encoder_refuses_in_the_same_words(grid_size, resolution, message):
+    m = np.zeros((grid_size, grid_size), np.int8)
+    for encode in (render_indices, encode_grid_png):
+        with pytest.raises(UsageError, match=message):
+            encode(m, resolution, True)
 
 
 @pytest.mark.parametrize(("grid_size", "resolution"), [(1, 512), (7, 101), (20, 512), (64, 512), (3, 4096)])
