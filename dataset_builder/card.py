@@ -23,6 +23,7 @@ from dataset_builder import __version__
 from dataset_builder.configs import CONFIG_NAMES, ConfigSpec
 from dataset_builder.hub_card import problems as hub_problems
 from dataset_builder.hub_card import size_category
+from dataset_builder.prompt import PROMPT_VERSION
 from dataset_builder.provenance import MANIFEST_FORMAT, library_versions
 from dataset_builder.spec import DATA_LICENSE, DATASET_REVISION, HUB_REPO_ID, MANIFEST_NAME, README_NAME
 from dataset_builder.table import features
@@ -83,8 +84,9 @@ def render_readme(specs: list[ConfigSpec], split_stats: dict, params_json: dict)
     found = hub_problems(yaml.safe_load(str(card)), rows=total)
     if found:
         raise BuildError(f"the dataset card's metadata would be refused by the Hub: {found[0]}")
-    lines = ["", "## This build", "", f"Built by `g2m build` (grid2matrix {__version__}) with parameters "
-             f"`{json.dumps(params_json, sort_keys=True)}`. `manifest.json` lists the sha256 of every file; "
+    lines = ["", "## This build", "", f"Built by `g2m build` (grid2matrix {__version__}, prompt version "
+             f"{PROMPT_VERSION}) with parameters `{json.dumps(params_json, sort_keys=True)}`. `manifest.json` lists the "
+             "sha256 of every file; "
              "`g2m verify` checks them and regenerates rows from their seeds.", "",
              "| config | split | rows |", "|---|---|---:|"]
     for spec in specs:
@@ -116,7 +118,7 @@ def write_release_metadata(out: Path, specs: list[ConfigSpec], tasks: list, resu
     files[README_NAME] = {"sha256": hashlib.sha256(raw).hexdigest(), "size": len(raw)}
     manifest = {
         "format": MANIFEST_FORMAT,
-        "generator": {"package": "grid2matrix", "version": __version__},
+        "generator": {"package": "grid2matrix", "version": __version__, "prompt_version": PROMPT_VERSION},
         "intended_release": {"repo_id": HUB_REPO_ID, "revision": DATASET_REVISION} if params.scale == 1 else None,
         "params": params.to_json(),
         "configs": {

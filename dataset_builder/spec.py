@@ -73,7 +73,6 @@ DATA_LICENSE = "cc-by-sa-4.0"
 
 PAPER_ARXIV = "2604.09687"
 PAPER_URL = f"https://arxiv.org/abs/{PAPER_ARXIV}"
-AUTHORS_REPO = "https://github.com/zhykoties/Grid2Matrix_DigitalAgnosia"
 PACKAGE_URL = "https://github.com/grid2matrix/grid2matrix"
 #: Where leaderboard submissions are sent (a pull request adding the file under ``submissions/``); the site is built
 #: from that folder with ``g2m leaderboard build``.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from helpers import REPO
 
@@ -15,6 +17,7 @@ from dataset_builder.configs import (
     ZERO_SHOT_SIZES,
     get_config,
 )
+from dataset_builder.prompt import PROMPT_VERSION
 from dataset_builder.spec import DATASET_REVISION, HUB_REPO_ID, PACKAGE_URL, PALETTE, PAPER_URL
 
 CARD = (REPO / "DATASET_CARD.md").read_text()
@@ -81,6 +84,12 @@ def test_a_partial_build_has_a_valid_card(small_release):
     front = _front((small_release / "README.md").read_text())
     assert hub_card.problems(front, rows=490) == [] and front["size_categories"] == ["n<1K"]
     assert datasets.get_dataset_config_names(str(small_release)) == ["zero_shot", "probe_n20_c3"]
+    manifest = json.loads((small_release / "manifest.json").read_text())
+    assert manifest["generator"]["prompt_version"] == PROMPT_VERSION
+
+
+def test_a_build_card_names_the_prompt_version():
+    assert f"prompt version {PROMPT_VERSION})" in _full_card(["zero_shot"]).split("## This build", 1)[1]
 
 
 @pytest.mark.parametrize(("front", "problem"), [

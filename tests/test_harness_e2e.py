@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from helpers import REPO
 
+from dataset_builder.prompt import PROMPT_VERSION
 from dataset_builder.spec import DATASET_REVISION, HUB_REPO_ID
 from harness_tasks import TASK_DIR
 from harness_tasks.answers.catalog import TASK_VERSION, all_tasks
@@ -45,6 +46,9 @@ def test_results_pin_data_task_version_and_package_versions(oracle_run, small_re
     assert g2m["data"]["source"] == str(Path(small_release).resolve()) and g2m["data"]["manifest_sha256"]
     assert g2m["task_version"] == TASK_VERSION and g2m["versions"]["grid2matrix"] and g2m["versions"]["lm_eval"] == "0.4.13"
     assert oracle_run["versions"]["g2m_n09_c3"] == TASK_VERSION
+    # a prompt change shows in the results: in G2M's block and in each task's metadata that lm-eval records
+    assert g2m["prompt_version"] == PROMPT_VERSION
+    assert oracle_run["configs"]["g2m_n09_c3"]["metadata"]["prompt_version"] == PROMPT_VERSION
     assert oracle_run["config"]["model"] == "g2m-oracle"
 
 

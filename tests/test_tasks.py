@@ -7,16 +7,28 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
+from dataset_builder.prompt import PROMPT_VERSION
 from harness_tasks import TASK_DIR
 from harness_tasks.answers.budget import max_gen_toks
 from harness_tasks.answers.catalog import TASK_VERSION, all_tasks, tags
 from harness_tasks.with_lm_eval.taskgen import out_of_sync
 from harness_tasks.with_lm_eval.validate import expected_names, validate
+from harness_tasks.with_lmms_eval.taskgen import LMMS_TASK_DIR
 
 
 def test_generated_yaml_is_in_sync():
     assert out_of_sync() == []
+
+
+@pytest.mark.parametrize("folder", [TASK_DIR, LMMS_TASK_DIR], ids=["lm-eval", "lmms-eval"])
+def test_every_task_records_its_version_and_the_prompts(folder):
+    """A harness copies a task's metadata into its results: a new task version or prompt wording shows there."""
+    loader = type("TaskLoader", (yaml.SafeLoader,), {})
+    loader.add_constructor("!function", lambda load, node: load.construct_scalar(node))  # the harnesses' hook tag
+    template = yaml.load((folder / "_default_template_yaml").read_text(), Loader=loader)
+    assert template["metadata"] == {"version": TASK_VERSION, "prompt_version": PROMPT_VERSION}
 
 
 def test_an_edited_or_stray_yaml_is_noticed(tmp_path):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from dataset_builder.prompt import PROMPT_VERSION
 from g2m_base.files import atomic_write_text, ensure_dir, safe_name
 from harness_tasks.answers.catalog import TASK_VERSION, budget, task_info
 from harness_tasks.answers.parsing import format_answer
@@ -101,12 +102,12 @@ def write_run(out: Path, model: str, harness: str, samples: list[HarnessSample],
         n, _, protocol = task_info(task)
         configs[task] = {"task": task, "generation_kwargs": {"max_gen_toks": budget(n, protocol), "temperature": 0.0,
                                                              "do_sample": False, "until": []},
-                         "metadata": {"version": TASK_VERSION}}
+                         "metadata": {"version": TASK_VERSION, "prompt_version": PROMPT_VERSION}}
         n_samples[task] = {"original": len(lines), "effective": len(lines)}
     doc = {"results": results, "configs": configs, "versions": {t: TASK_VERSION for t in results},
            "n-samples": n_samples, "config": {**(config or {}), "model": harness, "model_args": f"model={model}"},
            "date": datetime.now(timezone.utc).timestamp(), "model_name": model, "harness": harness}
-    doc["g2m"] = {**g2m_block, "task_version": TASK_VERSION, "tags": tag_scores(doc), "harness": harness,
+    doc["g2m"] = {**g2m_block, "task_version": TASK_VERSION, "prompt_version": PROMPT_VERSION, "tags": tag_scores(doc), "harness": harness,
                   "request_failed": sum(1 for s in samples if s.finish_reason == "request_failed"), "model": model}
     lines = {task: [json.dumps(line, ensure_ascii=False) + "\n" for line in task_lines]
              for task, task_lines in sorted(by_task.items())}

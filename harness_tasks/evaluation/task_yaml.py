@@ -16,6 +16,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dataset_builder.prompt import PROMPT_VERSION
 from dataset_builder.provenance import data_provenance
 from dataset_builder.spec import DATASET_REVISION, HUB_REPO_ID, README_NAME
 from g2m_base.errors import BuildError
@@ -62,9 +63,11 @@ def metrics_yaml() -> str:
 
 
 def metadata_yaml(source: DataSource) -> str:
-    """The task version and what the data is (revision or local path and manifest hash)."""
+    """The task version, the version of the prompt the rows were built with (``PROMPT_VERSION``: a prompt change
+    shows in every result, which records the task metadata) and what the data is (revision or local path and manifest
+    hash)."""
     meta = "".join(f"  {k}: {yaml_scalar(v)}\n" for k, v in sorted(source.metadata.items()))
-    return f"metadata:\n  version: {TASK_VERSION}\n{meta}"
+    return f"metadata:\n  version: {TASK_VERSION}\n  prompt_version: {PROMPT_VERSION}\n{meta}"
 
 
 def sync_problems(want: dict[str, str], folder: Path) -> list[str]:

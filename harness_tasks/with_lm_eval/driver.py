@@ -13,6 +13,7 @@ import json
 import logging
 from pathlib import Path
 
+from dataset_builder.prompt import PROMPT_VERSION
 from g2m_base.errors import MissingDependency, UsageError
 from g2m_base.files import safe_name
 from harness_tasks.answers.budget import suggest_max_model_len
@@ -106,7 +107,8 @@ def run(spec: EvalSpec, target: Target, provenance: dict) -> Path:
     if not results or not results.get("results"):
         raise UsageError(f"lm-eval ran no task for {', '.join(spec.tasks)}: nothing was scored or written")
     results["config"]["model"] = spec.model
-    results["g2m"] = {"data": provenance, "task_version": TASK_VERSION, "versions": versions(), "tags": tag_scores(results),
+    results["g2m"] = {"data": provenance, "task_version": TASK_VERSION, "prompt_version": PROMPT_VERSION,
+                      "versions": versions(), "tags": tag_scores(results),
                       "cache": lm.cache_db, "resumed_answers": lm.hits, "generated_answers": lm.misses,
                       "request_failed": lm.failed, "reasoning_budget": spec.reasoning_budget, "model": target.display,
                       "harness": "lm-eval"}
