@@ -26,6 +26,13 @@ class BuildError(G2MError, RuntimeError):
     """A problem with an output folder or its contents."""
 
 
+class StorageError(G2MError, OSError):
+    """The machine's storage failed under a command (a full disk, a read-only mount, a damaged file): neither a bug nor
+    bad input, so it exits 1, as ``g2m`` does on such an ``OSError`` raised anywhere else."""
+
+    exit_code = 1
+
+
 class MissingDependency(G2MError, ImportError):
     """An optional dependency is not installed; ``extra`` names the package extra that brings it."""
 

@@ -10,7 +10,7 @@ import pytest
 from helpers import g2m
 
 from harness_tasks.answers.budget import max_gen_toks
-from harness_tasks.serving.chat import read_answer, request_timeout, retry_after
+from harness_tasks.serving.chat import MalformedResponse, read_answer, request_timeout, retry_after
 from harness_tasks.serving.endpoints import chat_url
 
 
@@ -91,11 +91,20 @@ def test_an_answer_keeps_its_finish_reason_and_reasoning(body, text, finish, rea
     assert (str(answer), answer.finish_reason, answer.reasoning) == (text, finish, reasoning)
 
 
-@pytest.mark.parametrize("body", ['{"error": "overloaded"}', '{"choices": []}', "not json",
-                                  '{"choices": [{"message": {"content": 12}}]}'])
-def test_a_malformed_response_is_an_error_never_an_answer(body):
-    with pytest.raises((ValueError, KeyError, IndexError, TypeError)):
+@pytest.mark.parametrize(("body", "reason"), [
+    ('{"error": "overloaded"}', "choices is missing, not a list"),
+    ('{"choices": []}', "choices is empty"),
+    ("not json", "the body is not JSON (JSONDecodeError)"),
+    ("[" * 100_000, "the body is not JSON (RecursionError)"),
+    ('["choices"]', "the body is list, not an object"),
+    ('{"choices": ["text"]}', "choices[0] is str, not an object"),
+    ('{"choices": [{"text": "[[1]]"}]}', "choices[0].message is missing, not an object"),
+    ('{"choices": [{"message": {"content": 12}}]}', "choices[0].message.content is a int, not text"),
+])
+def test_a_malformed_response_is_an_error_never_an_answer(body, reason):
+    with pytest.raises(MalformedResponse) as caught:
         read_answer(body)
+    assert str(caught.value) == reason
 
 
 @pytest.mark.parametrize(("header", "seconds"), [

@@ -3,13 +3,16 @@ dependency names the extra of the command that needs it."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
 import pytest
+from helpers import REPO
 
-from g2m_base.errors import G2MError, UsageError
+from g2m_base.errors import StorageError, UsageError
 from g2m_cli import main as cli
+from harness_tasks.with_lm_eval.answer_cache import AnswerCache, CacheError
 
 
 def _with(monkeypatch, error: BaseException, command: str = "tasks-dir"):
@@ -67,11 +70,51 @@ def test_each_command_names_its_own_extra(blocked, argv, extra):
     assert f"needs {blocked!r}" in res.stderr and extra in res.stderr and "Traceback" not in res.stderr
 
 
-def test_every_user_facing_error_class_is_a_g2m_error():
-    from harness_tasks.evaluate import EvalSpec  # noqa: F401
-    from leaderboard.run_reader import RunError
-    from leaderboard.submission import Rejected
-    from probing.features import CacheMismatch
+#: Exception classes that never reach the user, each with where it is caught; every other exception class defined in
+#: our packages must be a G2MError, so that ``g2m`` prints it in one line instead of a traceback.
+INTERNAL_ERRORS = {
+    "g2m_cli.main.Stopped": "SIGTERM/SIGHUP as a KeyboardInterrupt; main() reports it and exits 128 + the signal",
+    "harness_tasks.answers.literal.LiteralError": "an answer that is no literal; the paper parser reads it as a failure",
+    "harness_tasks.serving.chat.MalformedResponse": "a server's bad body; the request failed, retried, never cached",
+}
 
-    for cls in (RunError, Rejected, CacheMismatch, UsageError):
-        assert issubclass(cls, G2MError)
+_WALK = """
+import importlib, inspect, json, pkgutil
+from g2m_base.errors import G2MError
+found = {}
+for pkg in ("g2m_base", "dataset_builder", "harness_tasks", "probing", "leaderboard", "g2m_cli"):
+    names = [pkg] + [m.name for m in pkgutil.walk_packages(importlib.import_module(pkg).__path__, pkg + ".")]
+    for name in names:
+        if name.endswith(".__main__"):
+            continue  # runs the command
+        for _, cls in inspect.getmembers(importlib.import_module(name), inspect.isclass):
+            if cls.__module__ == name and issubclass(cls, BaseException):
+                found[f"{name}.{cls.__qualname__}"] = issubclass(cls, G2MError)
+print(json.dumps(found))
+"""
+
+
+@pytest.mark.slow  # imports every module of every package (torch, lm-eval, inspect, ...), in a process of its own
+def test_every_exception_class_we_define_is_a_g2m_error_or_deliberately_internal():
+    res = subprocess.run([sys.executable, "-c", _WALK], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert res.returncode == 0, res.stderr[-3000:]
+    found = json.loads(res.stdout.splitlines()[-1])
+    assert {"g2m_base.errors.UsageError", "harness_tasks.with_lm_eval.answer_cache.CacheError"} <= set(found)
+    assert sorted(name for name, is_g2m in found.items() if not is_g2m) == sorted(INTERNAL_ERRORS)
+
+
+@pytest.mark.parametrize(("error", "code"), [
+    (UsageError("--scale must be in (0, 1], got 2"), 2),
+    (StorageError("could not save 4 answer(s) to runs/cache/x.db: database or disk is full"), 1),
+    (CacheError("cannot use the answer cache runs/cache/x.db: unable to open database file"), 1),
+])
+def test_a_storage_failure_exits_1_like_a_full_disk_and_bad_input_exits_2(monkeypatch, capsys, error, code):
+    assert _with(monkeypatch, error) == code
+    assert capsys.readouterr().err == f"g2m: error: {error}\n"
+
+
+def test_a_cache_that_cannot_be_opened_is_a_storage_error(tmp_path):
+    (tmp_path / "cache").write_text("a file where the cache folder should be")
+    with pytest.raises(CacheError, match="cannot use the answer cache") as caught:
+        AnswerCache(tmp_path / "cache" / "x.db")
+    assert isinstance(caught.value, StorageError) and isinstance(caught.value, OSError)

@@ -13,7 +13,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from g2m_base.errors import BuildError
+from g2m_base.errors import StorageError
 from harness_tasks.answers.replies import GenText
 
 #: A table of its own: a file written by the previous (sqlitedict) cache keeps its table, which is simply not read.
@@ -21,7 +21,7 @@ TABLE = "g2m_answers"
 _FIELDS = ("finish_reason", "reasoning", "error", "oversized", "reasoning_chars")
 
 
-class CacheError(BuildError):
+class CacheError(StorageError):
     """The answer cache cannot be opened or written (a full disk, a read-only folder, a damaged file)."""
 
 
