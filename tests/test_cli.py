@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from helpers import g2m
 
@@ -42,9 +44,18 @@ def test_a_folder_with_someone_elses_manifest_is_not_touched(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == [".g2m-build.lock", "manifest.json"]
 
 
-def test_help_and_version():
-    assert g2m("--help").returncode == 0
-    assert "grid2matrix" in g2m("--version").stdout
+def test_help_lists_every_command_and_version_names_the_package():
+    from dataset_builder import __version__
+    from g2m_cli.main import make_parser
+
+    res = g2m("--help")
+    assert res.returncode == 0 and res.stderr == ""
+    assert res.stdout.startswith("usage: g2m [-h] [--version] COMMAND ...\n")
+    (sub,) = [a for a in make_parser()._actions if a.dest == "command"]
+    listed = re.findall(r"^    (\S+)", res.stdout.split("positional arguments:")[1].split("options:")[0], re.M)
+    assert listed == list(sub.choices) and {"build", "eval", "probe", "report", "leaderboard"} <= set(listed)
+    version = g2m("--version")
+    assert (version.returncode, version.stdout, version.stderr) == (0, f"grid2matrix {__version__}\n", "")
 
 
 @pytest.mark.parametrize(

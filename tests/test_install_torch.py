@@ -5,7 +5,7 @@ with one. A stand-in ``nvidia-smi`` on PATH plays the driver: uv asks it when th
 from __future__ import annotations
 
 import os
-import shutil
+import re
 import subprocess
 import sys
 import zipfile
@@ -70,8 +70,16 @@ def test_the_choice_of_torch(tmp_path, local_wheel, driver, backend, expected):
     assert _plan(tmp_path, local_wheel, driver, backend).startswith(expected)
 
 
-def test_setup_sh_installs_torch_through_the_script():
+def test_setup_sh_installs_torch_through_the_script_and_both_pin_the_same_versions():
     setup = (REPO / "scripts" / "setup.sh").read_text()
+    install = SCRIPT.read_text()
     assert "bash scripts/install_torch.sh .venv/bin/python" in setup
     assert setup.index("install_torch.sh") < setup.index('-e ".[')  # torch before anything that would pull one
-    assert shutil.which("bash")
+    # setup.sh installs the package with "$TORCH" once more: the same default pin, or pip would swap torch for another
+    pins = [re.findall(r"\$\{G2M_TORCH_VERSION:-([0-9.]+)\}", text) for text in (setup, install)]
+    assert pins == [["2.13.0"], ["2.13.0"]]
+    pyproject = (REPO / "pyproject.toml").read_text()
+    assert re.findall(r"^UV_VERSION=(\S+)$", install, re.M) == re.findall(r'"uv==([0-9.]+)"', pyproject)
+    for script in (REPO / "scripts" / "setup.sh", SCRIPT):  # both parse (bash -n reads without running)
+        res = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True, timeout=30)
+        assert res.returncode == 0 and res.stderr == "", res.stderr

@@ -183,10 +183,13 @@ def test_failed_requests_are_counted_in_the_summary_and_submit_says_how_vlmevalk
     res = g2m("report", str(tsv), "--out", str(tmp_path / "r"))
     assert "request failed 0.200 (1 without an answer) over 5 samples" in res.stdout, res.stderr
     refused = g2m("submit", str(tsv), "--out", str(tmp_path / "s.json"), "--no-input")
+    assert refused.returncode == 2 and not (tmp_path / "s.json").exists()
     assert "run VLMEvalKit's run.py again with the same arguments and --reuse" in refused.stderr
     assert "g2m eval" not in refused.stderr
     partial = g2m("submit", str(tsv), "--out", str(tmp_path / "s.json"), "--no-input", "--allow-partial")
-    assert partial.returncode == 0
+    assert partial.returncode == 0, partial.stderr
+    records = json.loads((tmp_path / "s.json").read_text())["records"]  # every answer but the failed request's
+    assert {r["id"]: r["output"] for r in records} == {rid: _answer(rid) for rid in IDS if rid != IDS[1]}
     frame.loc[1, "prediction"] = _answer(IDS[1])
     frame.to_csv(tsv, sep="\t", index=False, quoting=csv.QUOTE_ALL)
     short = g2m("submit", str(tsv), "--out", str(tmp_path / "s2.json"), "--no-input")
