@@ -6,7 +6,8 @@ depend only on the deflate stream of Python's ``zlib`` at a fixed level (recorde
 format is the simplest there is: 4-bit palette (our palette has 11 entries), filter type 0 on every row. It is also
 several times faster than PIL, and the files are small (about 2-6 KB per 512x512 grid).
 
-Every decoder reads it; ``datasets.Image(mode="RGB")`` hands users RGB arrays.
+Every decoder reads it; ``datasets.Image(mode="RGB")`` hands users RGB arrays. The plain encoder of any index image,
+row by row, lives in ``tests/reference_png.py``: the build never calls it, the tests hold this one to its bytes.
 """
 
 from __future__ import annotations
@@ -18,65 +19,35 @@ from functools import lru_cache
 
 import numpy as np
 
-from dataset_builder.render import PALETTE_RGB, geometry
+from dataset_builder.render import PALETTE_RGB, cell_layout
 from dataset_builder.spec import OUTLINE_INDEX
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 ZLIB_LEVEL = 2  # measured: 2-4x faster than 6 on these images, files ~1.5x larger (2-6 KB)
 _PLTE = PALETTE_RGB.tobytes()
+_BLOCK_IMAGES = 64  # images whose matrices are extended and checksummed in one pass
+_CHUNK_BYTES = 1 << 19  # image rows gathered per pass (512 kB: four 512 px images, in cache for zlib)
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:
     return b"".join((struct.pack(">I", len(data)), kind, data, struct.pack(">I", zlib.crc32(data, zlib.crc32(kind)))))
 
 
-def _pack_rows(idx: np.ndarray) -> np.ndarray:
-    """Filter byte 0 plus 4-bit packed pixels, one output row per input row."""
-    h, w = idx.shape
-    if w % 2:
-        idx = np.concatenate([idx, np.zeros((h, 1), np.uint8)], axis=1)
-    raw = np.zeros((h, (w + 1) // 2 + 1), dtype=np.uint8)  # leading 0 = filter type None
-    raw[:, 1:] = (idx[:, 0::2] << 4) | idx[:, 1::2]
-    return raw
+#: What ``zlib.compress`` writes before the deflate stream at our level (the stream itself does not depend on it).
+_ZLIB_HEADER = zlib.compress(b"", ZLIB_LEVEL)[:2]
+_IEND = _chunk(b"IEND", b"")
+_IDAT_CRC = zlib.crc32(_ZLIB_HEADER, zlib.crc32(b"IDAT"))  # an IDAT chunk's CRC covers its type, then its data
 
 
-def _check(idx: np.ndarray) -> np.ndarray:
-    idx = np.asarray(idx, dtype=np.uint8)
-    if idx.ndim != 2:
-        raise ValueError(f"expected a 2-D index image, got shape {idx.shape}")
-    if idx.size and int(idx.max()) >= len(PALETTE_RGB):
-        raise ValueError(f"palette index {int(idx.max())} is outside the {len(PALETTE_RGB)}-entry palette")
-    return idx
-
-
-def _png(width: int, height: int, raw) -> bytes:
-    ihdr = struct.pack(">IIBBBBB", width, height, 4, 3, 0, 0, 0)
-    return b"".join(
-        (
-            PNG_SIGNATURE,
-            _chunk(b"IHDR", ihdr),
-            _chunk(b"PLTE", _PLTE),
-            _chunk(b"IDAT", zlib.compress(raw, ZLIB_LEVEL)),
-            _chunk(b"IEND", b""),
-        )
-    )
-
-
-def encode_palette_png(indices: np.ndarray) -> bytes:
-    """Encode an H x W uint8 array of palette indices (< 16) as a 4-bit palette PNG."""
-    idx = _check(indices)
-    return _png(idx.shape[1], idx.shape[0], _pack_rows(idx).tobytes())
-
-
-def encode_palette_png_rows(rows: np.ndarray, kind: np.ndarray) -> bytes:
-    """The same bytes as ``encode_palette_png(rows[kind])``, packing only the distinct rows."""
-    packed = _pack_rows(_check(rows))
-    return _png(rows.shape[1], len(kind), packed[kind].tobytes())
+@lru_cache(maxsize=16)
+def _head(side: int) -> bytes:
+    """Signature, IHDR and PLTE of a square image: the same bytes for every image of one size."""
+    return PNG_SIGNATURE + _chunk(b"IHDR", struct.pack(">IIBBBBB", side, side, 4, 3, 0, 0, 0)) + _chunk(b"PLTE", _PLTE)
 
 
 @dataclass(frozen=True)
-class _Layout:
-    """How the rows of a grid image are made from its matrix, for one geometry.
+class _RowPlan:
+    """How the rows of a grid image are made from its matrix, for one cell layout.
 
     A grid row is drawn from one matrix row extended by two columns, ``N`` (the outline) and ``N + 1`` (0, the pad
     nibble of an odd width); row ``N`` of the extended matrix is the all-outline row. Byte ``b`` of a packed row
@@ -99,8 +70,8 @@ class _Layout:
 
 
 @lru_cache(maxsize=512)
-def _layout(grid_size: int, resolution: int, outline: bool) -> _Layout:
-    g = geometry(grid_size, resolution, outline)
+def _row_plan(grid_size: int, resolution: int, outline: bool) -> _RowPlan:
+    g = cell_layout(grid_size, resolution, outline)
     n, w = grid_size, resolution
     source = np.where(g.on_outline, n, g.owner).astype(np.intp)  # pixel column -> extended matrix column
     hi = source[0::2].copy()
@@ -118,12 +89,12 @@ def _layout(grid_size: int, resolution: int, outline: bool) -> _Layout:
     for a in (hi, lo, kind, col_weights, row_weights):
         a.setflags(write=False)
     exact = len(kind) * length * 255 * row_len < 2**53  # the largest weighted sum, every byte 255
-    return _Layout(hi, lo, kind, col_weights, row_weights, length, exact)
+    return _RowPlan(hi, lo, kind, col_weights, row_weights, length, exact)
 
 
 def encode_grid_png(matrix: np.ndarray, resolution: int, outline: bool = True) -> bytes:
-    """The same bytes as ``encode_palette_png_rows(*render_rows(matrix, resolution, outline))``, built straight from
-    the N x N matrix (see ``encode_grid_pngs``)."""
+    """The PNG of the grid image of an N x N matrix, built straight from the matrix (see ``encode_grid_pngs``): the
+    same bytes as the plain reference encoder in ``tests/reference_png.py`` gives for ``render_indices``."""
     m = np.asarray(matrix)
     if m.ndim != 2 or m.shape[0] != m.shape[1]:
         raise ValueError(f"expected a square matrix, got shape {m.shape}")
@@ -135,7 +106,7 @@ def encode_grid_pngs(matrices: np.ndarray, resolution: int, outline: bool = True
     for a few images at a time: the N + 1 distinct rows of each image are packed column-wise (whole columns of the
     transposed matrix are gathered, a copy of contiguous memory, not one gather per byte); the image rows are one
     gather of packed rows, deflated raw by zlib at the same level, and wrapped in zlib's header and the Adler-32
-    ``_Layout`` computes. Only zlib runs once per image."""
+    ``_RowPlan`` computes. Only zlib runs once per image."""
     ms = np.asarray(matrices)
     if ms.ndim != 3 or ms.shape[1] != ms.shape[2]:
         raise ValueError(f"expected a stack of square matrices, got shape {ms.shape}")
@@ -143,18 +114,18 @@ def encode_grid_pngs(matrices: np.ndarray, resolution: int, outline: bool = True
         if not 0 <= bad < len(PALETTE_RGB):
             raise ValueError(f"palette index {bad} is outside the {len(PALETTE_RGB)}-entry palette")
     n = ms.shape[1]
-    lay = _layout(n, resolution, outline)
+    plan = _row_plan(n, resolution, outline)
     head, out = _head(resolution), []
-    step = max(1, _CHUNK_BYTES // max(1, lay.length))
+    step = max(1, _CHUNK_BYTES // max(1, plan.length))
     for block in range(0, len(ms), _BLOCK_IMAGES):
         cols = _extended_columns(ms[block:block + _BLOCK_IMAGES])
-        tails = _adler_tails(cols, lay) if lay.exact else None
+        tails = _adler_tails(cols, plan) if plan.exact else None
         for first in range(0, len(cols), step):
             part = cols[first:first + step]
-            packed = np.empty((len(part), n + 1, len(lay.hi) + 1), dtype=np.uint8)
+            packed = np.empty((len(part), n + 1, len(plan.hi) + 1), dtype=np.uint8)
             packed[:, :, 0] = 0  # filter type None
-            packed[:, :, 1:] = ((part.take(lay.hi, axis=1) << 4) | part.take(lay.lo, axis=1)).transpose(0, 2, 1)
-            rows = packed.take(lay.kind, axis=1)
+            packed[:, :, 1:] = ((part.take(plan.hi, axis=1) << 4) | part.take(plan.lo, axis=1)).transpose(0, 2, 1)
+            rows = packed.take(plan.kind, axis=1)
             for k in range(len(part)):  # the IDAT chunk in place: length, type, zlib header, deflate, Adler-32, CRC
                 body = zlib.compress(rows[k], ZLIB_LEVEL, -15)
                 tail = tails[4 * (first + k):4 * (first + k + 1)] if tails else zlib.adler32(rows[k]).to_bytes(4, "big")
@@ -165,7 +136,7 @@ def encode_grid_pngs(matrices: np.ndarray, resolution: int, outline: bool = True
 
 
 def _extended_columns(ms: np.ndarray) -> np.ndarray:
-    """The extended matrices (see ``_Layout``), transposed: one row per extended column, (images, N + 2, N + 1)."""
+    """The extended matrices (see ``_RowPlan``), transposed: one row per extended column, (images, N + 2, N + 1)."""
     n = ms.shape[1]
     cols = np.empty((len(ms), n + 2, n + 1), dtype=np.uint8)
     cols[:, :n, :n] = ms.transpose(0, 2, 1)
@@ -175,30 +146,10 @@ def _extended_columns(ms: np.ndarray) -> np.ndarray:
     return cols
 
 
-def _adler_tails(cols: np.ndarray, lay: _Layout) -> bytes:
+def _adler_tails(cols: np.ndarray, plan: _RowPlan) -> bytes:
     """The big-endian Adler-32 of every image's rows, 4 bytes each, from two dot products per image."""
-    per_col = cols @ lay.row_weights  # (images, N + 2, 2)
-    total = (per_col[:, :, 0] @ lay.col_weights.T).astype(np.int64)
-    weighted = (per_col[:, :, 1] @ lay.col_weights[0]).astype(np.int64)
-    adler = ((lay.length + weighted - total[:, 1]) % 65521) << 16 | (1 + total[:, 0]) % 65521
+    per_col = cols @ plan.row_weights  # (images, N + 2, 2)
+    total = (per_col[:, :, 0] @ plan.col_weights.T).astype(np.int64)
+    weighted = (per_col[:, :, 1] @ plan.col_weights[0]).astype(np.int64)
+    adler = ((plan.length + weighted - total[:, 1]) % 65521) << 16 | (1 + total[:, 0]) % 65521
     return adler.astype(">u4").tobytes()
-
-
-_BLOCK_IMAGES = 64  # images whose matrices are extended and checksummed in one pass
-_CHUNK_BYTES = 1 << 19  # image rows gathered per pass (512 kB: four 512 px images, in cache for zlib)
-
-
-#: What ``zlib.compress`` writes before the deflate stream at our level (the stream itself does not depend on it).
-_ZLIB_HEADER = zlib.compress(b"", ZLIB_LEVEL)[:2]
-_IEND = _chunk(b"IEND", b"")
-_IDAT_CRC = zlib.crc32(_ZLIB_HEADER, zlib.crc32(b"IDAT"))  # an IDAT chunk's CRC covers its type, then its data
-
-
-@lru_cache(maxsize=16)
-def _head(side: int) -> bytes:
-    """Signature, IHDR and PLTE of a square image: the same bytes for every image of one size."""
-    return PNG_SIGNATURE + _chunk(b"IHDR", struct.pack(">IIBBBBB", side, side, 4, 3, 0, 0, 0)) + _chunk(b"PLTE", _PLTE)
-
-
-def zlib_version() -> str:
-    return zlib.ZLIB_RUNTIME_VERSION

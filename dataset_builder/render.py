@@ -39,8 +39,9 @@ def outline_width(resolution: int, grid_size: int, outline: bool = True) -> int:
 
 
 @dataclass(frozen=True)
-class Geometry:
-    """Where each cell lands in the picture, along one axis (rows and columns are the same)."""
+class CellLayout:
+    """Where each cell lands in the picture, along one axis (rows and columns are the same): the cell pixel layout
+    every renderer, decoder and encoder of a grid image reads."""
 
     resolution: int
     grid_size: int
@@ -67,8 +68,8 @@ def _bounds(resolution: int, n: int) -> tuple[int, ...]:
 
 
 @lru_cache(maxsize=512)
-def geometry(grid_size: int, resolution: int = DEFAULT_RESOLUTION, outline: bool = True) -> Geometry:
-    """Exact per-axis geometry; raises ``ValueError`` when some cell would show no pixel of its own colour."""
+def cell_layout(grid_size: int, resolution: int = DEFAULT_RESOLUTION, outline: bool = True) -> CellLayout:
+    """The exact per-axis cell layout; raises ``ValueError`` when some cell would show no pixel of its own colour."""
     check_grid_size(grid_size)
     if not isinstance(resolution, int) or resolution < 1:
         raise UsageError(f"resolution must be a positive integer, got {resolution!r}")
@@ -91,11 +92,11 @@ def geometry(grid_size: int, resolution: int = DEFAULT_RESOLUTION, outline: bool
         centres.append(int(inside[inside.size // 2]))
     owner.setflags(write=False)
     on_outline.setflags(write=False)
-    return Geometry(resolution, grid_size, w, b, owner, on_outline, tuple(centres))
+    return CellLayout(resolution, grid_size, w, b, owner, on_outline, tuple(centres))
 
 
 def check_fits(grid_size: int, resolution: int = DEFAULT_RESOLUTION, outline: bool = True) -> None:
-    geometry(grid_size, resolution, outline)
+    cell_layout(grid_size, resolution, outline)
 
 
 def render_rows(matrix: np.ndarray, resolution: int = DEFAULT_RESOLUTION, outline: bool = True) -> tuple[np.ndarray, np.ndarray]:
@@ -106,7 +107,7 @@ def render_rows(matrix: np.ndarray, resolution: int = DEFAULT_RESOLUTION, outlin
     """
     m = np.asarray(matrix, dtype=np.uint8)
     n = m.shape[0]
-    g = geometry(n, resolution, outline)
+    g = cell_layout(n, resolution, outline)
     rows = np.empty((n + 1, resolution), dtype=np.uint8)
     rows[:n] = m[:, g.owner]
     rows[:n, g.on_outline] = OUTLINE_INDEX
@@ -177,7 +178,7 @@ def decode_indices(indices: np.ndarray, grid_size: int, outline: bool = True) ->
     idx = np.asarray(indices)
     if idx.ndim != 2 or idx.shape[0] != idx.shape[1]:
         raise ValueError(f"expected a square image, got shape {idx.shape}")
-    g = geometry(grid_size, idx.shape[0], outline)
+    g = cell_layout(grid_size, idx.shape[0], outline)
     centres = np.asarray(g.centres)
     out = idx[centres[:, None], centres[None, :]].astype(np.int16)
     out[out == OUTLINE_INDEX] = -1
@@ -189,7 +190,7 @@ def decode_matrix(rgb: np.ndarray, grid_size: int, outline: bool = True) -> np.n
     a = np.asarray(rgb)
     if a.ndim != 3 or a.shape[0] != a.shape[1]:
         raise ValueError(f"expected a square RGB image, got shape {a.shape}")
-    g = geometry(grid_size, a.shape[0], outline)
+    g = cell_layout(grid_size, a.shape[0], outline)
     centres = np.asarray(g.centres)
     out = rgb_to_indices(a[centres[:, None], centres[None, :]])
     out[out == OUTLINE_INDEX] = -1

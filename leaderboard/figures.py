@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dataset_builder.render import geometry
+from dataset_builder.render import cell_layout
 from dataset_builder.spec import DEFAULT_RESOLUTION, PALETTE
 from g2m_base.plotting import pyplot as _plt
 from g2m_base.untrusted import plot
@@ -73,7 +73,7 @@ def accuracy_vs_n(tasks: dict[tuple[int, int], dict], path: Path, probes: dict |
 
 def _cell_ticks(ax, n: int) -> None:
     """Label the axes in cells (1..N at cell centres), though the cells are drawn where they are in the image."""
-    g = geometry(n)
+    g = cell_layout(n)
     centres = np.asarray(g.centres, dtype=float) + 0.5
     picks = sorted({0, n // 2, n - 1} if n > 4 else set(range(n)))
     ax.set_xticks(centres[picks], [str(i + 1) for i in picks], fontsize=6)
@@ -92,7 +92,7 @@ def heatmap_grid(hms: dict[int, np.ndarray], counts: dict[int, int], path: Path,
     side = DEFAULT_RESOLUTION
     mesh = None
     for ax, n in zip(axes.flat, ns, strict=False):
-        b = np.asarray(geometry(n).bounds, dtype=float)
+        b = np.asarray(cell_layout(n).bounds, dtype=float)
         mesh = ax.pcolormesh(b, b, hms[n], vmin=0, vmax=1, cmap="viridis", rasterized=True)  # small SVGs
         if patch:
             for x in np.arange(0, side + 1e-9, patch * side / input_size):

@@ -1,6 +1,6 @@
 """How G2M cells meet an encoder's patch grid, computed exactly from the render rules.
 
-Cell j owns image pixels ``b[j] .. b[j+1] - 1`` (``dataset_builder.render.geometry``: the next cell overwrites the
+Cell j owns image pixels ``b[j] .. b[j+1] - 1`` (``dataset_builder.render.cell_layout``: the next cell overwrites the
 shared edge). A model that resizes the 512-px image to S px and cuts it into P-px patches sees pixel x at
 ``x * S / 512`` (``spec.DEFAULT_RESOLUTION``). For each cell we take the share of its area inside the patch that holds most of it; the rest,
 ``1 - share``, is how much of the cell crosses patch boundaries (0 for a cell inside one patch). The grid is
@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from dataset_builder.render import geometry
+from dataset_builder.render import cell_layout
 from dataset_builder.spec import DEFAULT_RESOLUTION
 
 
 def _axis_share(grid_size: int, patch: float, input_size: float, resolution: int) -> np.ndarray:
-    b = np.asarray(geometry(grid_size, resolution).bounds, dtype=np.float64) * input_size / resolution
+    b = np.asarray(cell_layout(grid_size, resolution).bounds, dtype=np.float64) * input_size / resolution
     share = np.empty(grid_size)
     for j in range(grid_size):
         lo, hi = b[j], b[j + 1]

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from reference_png import encode_palette_png
 
 from dataset_builder import generate, png
 from dataset_builder.configs import CONFIGS, get_config
 from dataset_builder.generate import _pcg64_states, make_matrices, make_matrix, make_sample, make_samples
-from dataset_builder.png import encode_grid_png, encode_grid_pngs, encode_palette_png
+from dataset_builder.png import encode_grid_png, encode_grid_pngs
 from dataset_builder.render import render_indices
 from g2m_base.errors import UsageError
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dataset_builder.render import geometry
+from dataset_builder.render import cell_layout
 from g2m_base.stats import bootstrap_mean, wilson
 from leaderboard.geometry import alignment, crossing_fraction
 
@@ -13,7 +13,7 @@ from leaderboard.geometry import alignment, crossing_fraction
 def _brute_force(n: int, patch: float, input_size: float) -> np.ndarray:
     """Pixel by pixel: each 512-px pixel covers [p, p+1) * input_size / 512 of the model's input; add its exact
     overlap with every patch to the cell that owns the pixel, then take each cell's largest patch share."""
-    g = geometry(n)
+    g = cell_layout(n)
     scale = input_size / 512
     patches = int(np.ceil(input_size / patch)) + 1
     per_cell = np.zeros((n, patches))

@@ -7,12 +7,12 @@ import io
 import numpy as np
 import pytest
 from PIL import Image
+from reference_png import encode_palette_png
 
-from dataset_builder.png import encode_palette_png
 from dataset_builder.render import (
+    cell_layout,
     decode_indices,
     decode_matrix,
-    geometry,
     image_to_indices,
     outline_width,
     render_indices,
@@ -43,7 +43,7 @@ def test_outline_width_follows_the_authors_rule(n, width):
 
 
 def test_cells_tile_the_image_and_later_cells_win_shared_edges():
-    g = geometry(9)
+    g = cell_layout(9)
     assert g.bounds[0] == 0 and g.bounds[-1] == 512
     assert g.owner[g.bounds[1]] == 1  # the shared edge pixel belongs to the next cell
 
@@ -51,7 +51,7 @@ def test_cells_tile_the_image_and_later_cells_win_shared_edges():
 @pytest.mark.parametrize(("n", "resolution"), [(64, 32), (600, 512), (20, 16)])
 def test_grids_that_do_not_fit_are_refused(n, resolution):
     with pytest.raises(ValueError, match="does not fit"):
-        geometry(n, resolution)
+        cell_layout(n, resolution)
 
 
 @pytest.mark.parametrize("n", [3, 9, 20, 33, 48, 64])
@@ -65,7 +65,7 @@ def test_decoding_the_pixels_gives_back_the_matrix(n):
 def test_off_palette_pixels_are_reported_not_guessed():
     m = _random_matrix(5)
     rgb = render_rgb(m).copy()
-    c = geometry(5).centres[2]
+    c = cell_layout(5).centres[2]
     rgb[c, c] = (1, 2, 3)
     out = decode_matrix(rgb, 5)
     assert out[2, 2] == -1 and (np.delete(out.reshape(-1), 12) == np.delete(m.reshape(-1), 12)).all()

@@ -13,8 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 from helpers import g2m
 from PIL import Image
+from reference_png import encode_palette_png
 
-from dataset_builder.png import encode_palette_png
 from dataset_builder.table import SHARD_METADATA_KEY, table_to_parquet_bytes
 from dataset_builder.verify import verify
 
