@@ -48,9 +48,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
     report = verify(args.dir, sample=args.sample, workers=args.workers, progress=not args.quiet)
     if report.ok:
-        print(f"OK: {report.files} files hashed, {report.rows:,} rows checked ({report.rows - report.decoded:,} byte for "
-              f"byte against their regeneration, {report.decoded:,} decoded pixel by pixel), {report.regenerated:,} "
-              "held to their seeds' bytes")
+        print(report.summary())
         return 0
     print(f"FAIL: {term(report.problems[0], 2000)}", file=sys.stderr)
     return 1
@@ -79,7 +77,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("verify", help="check hashes, pixels and seeds of a release folder")
     p.add_argument("dir")
-    p.add_argument("--sample", type=int, default=None, help="hold only K rows per config to their seeds' bytes; the others to their pixels (default: all)")
+    p.add_argument("--sample", type=int, default=None,
+                   help="regenerate only K rows per config from their seeds; the others are checked by their files' "
+                   "hashes only (default: every row)")
     p.add_argument("--workers", type=_positive_int, default=None)
     add_quiet(p)
     p.set_defaults(func=_cmd_verify, extra=None)

@@ -34,11 +34,18 @@ class StorageError(G2MError, OSError):
 
 
 class MissingDependency(G2MError, ImportError):
-    """An optional dependency is not installed; ``extra`` names the package extra that brings it."""
+    """An optional dependency is not installed. The message is one line and ends with an install that brings it:
+    ``hint`` as given, else the one ``g2m_base.installs`` knows for ``module``, else the package ``extra``."""
 
-    def __init__(self, what: str, extra: str) -> None:
-        self.extra = extra
-        super().__init__(f"{what}; install it with: pip install 'grid2matrix[{extra}]'")
+    def __init__(self, what: str, extra: str | None = None, *, module: str | None = None,
+                 hint: str | None = None) -> None:
+        from g2m_base.installs import PROJECT, install_hint, one_line
+
+        if hint is None:
+            hint = (install_hint(module) if module
+                    else f"pip install '{PROJECT}[{extra}]'" if extra else f"pip install {PROJECT}")
+        self.extra, self.module, self.hint = extra, module, hint
+        super().__init__(f"{one_line(what)}; install it with: {hint}")
 
 
 class HarnessError(G2MError, RuntimeError):

@@ -23,6 +23,7 @@ import leaderboard.cli
 import probing.cli
 from dataset_builder import __version__
 from g2m_base.errors import G2MError
+from g2m_base.installs import install_hint
 from g2m_base.untrusted import term
 
 #: Our own top-level packages: an ImportError naming one of them is a bug, not a missing dependency.
@@ -50,8 +51,10 @@ def _end_to_end(run_dir: str, grid_size: int, num_colors: int) -> dict:
 
 
 def _missing(error: ModuleNotFoundError, extra: str | None) -> int:
-    where = f"pip install 'grid2matrix[{extra}]'" if extra else "pip install grid2matrix"
     package = (error.name or "").split(".")[0]  # `import lm_eval.api` failing names lm_eval.api; lm_eval is missing
+    # the install that brings this module; the command's extra only when the module cannot be told
+    where = (install_hint(package, extra) if package else f"pip install 'grid2matrix[{extra}]'" if extra
+             else "pip install grid2matrix")
     print(f"g2m: error: this command needs {package!r}, which is not installed; install it with: {where}",
           file=sys.stderr)
     return 2

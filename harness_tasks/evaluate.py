@@ -15,6 +15,7 @@ from pathlib import Path
 from g2m_base.bounded_json import read_json
 from g2m_base.errors import MissingDependency
 from g2m_base.files import folder_lock, safe_name
+from g2m_base.installs import install_hint
 from harness_tasks.answers.budget import suggest_max_model_len
 from harness_tasks.answers.catalog import max_budget
 from harness_tasks.evaluation import data
@@ -74,8 +75,9 @@ def _driver(harness: str):
     except ModuleNotFoundError as e:
         if (e.name or "").startswith(__package__):
             raise
-        raise MissingDependency(f"--harness {harness} needs {(e.name or '').split('.')[0]!r}",
-                                HARNESS_EXTRAS[harness]) from e
+        module = (e.name or "").split(".")[0]
+        raise MissingDependency(f"--harness {harness} needs {module!r}", HARNESS_EXTRAS[harness], module=module or None,
+                                hint=install_hint(module, HARNESS_EXTRAS[harness]) if module else None) from e
 
 
 def load_results(folder: Path) -> dict:

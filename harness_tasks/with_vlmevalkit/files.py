@@ -18,10 +18,12 @@ flagged (``Prediction.cut``), never read as the model's parse failure.
 from __future__ import annotations
 
 import base64
+import contextlib
 import csv
 import hashlib
 import io
 import math
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -31,7 +33,7 @@ from typing import NamedTuple
 from dataset_builder import __version__
 from dataset_builder.spec import cell_key
 from g2m_base.bounded_json import read_json
-from g2m_base.errors import UsageError
+from g2m_base.errors import BuildError, UsageError
 from g2m_base.files import ensure_dir, output_file
 from harness_tasks.answers.catalog import TASK_VERSION
 from harness_tasks.answers.parsing import format_answer
@@ -98,13 +100,22 @@ def write_tsv(rows, out: Path, content_sha256: str = "") -> int:
     ensure_dir(out.parent)
     tmp = out.with_name(f".{out.name}.partial")
     n = 0
-    with open(tmp, "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS, delimiter="\t", lineterminator="\n")
-        w.writeheader()
-        for r in tsv_rows(rows, content_sha256):
-            w.writerow(r)
-            n += 1
-    tmp.replace(out)
+    try:
+        with open(tmp, "w", newline="", encoding="utf-8") as f:
+            w = csv.DictWriter(f, fieldnames=COLUMNS, delimiter="\t", lineterminator="\n")
+            w.writeheader()
+            for r in tsv_rows(rows, content_sha256):
+                w.writerow(r)
+                n += 1
+            f.flush()
+            os.fsync(f.fileno())
+        tmp.replace(out)
+    except BaseException as e:  # a full disk, a bad row, Ctrl-C: no partial file is left holding the space
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        if isinstance(e, OSError):  # the machine's state, not a bug: one line naming the file
+            raise BuildError(f"could not write {out}: {e.strerror or e}") from None
+        raise
     return n
 
 
