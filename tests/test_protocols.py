@@ -108,19 +108,15 @@ def _read_literal_or_none(text: str) -> str | None:
         return None
 
 
-#: Tokens of a literal; the string escapes the reader reads today, as Python does: the one-character escapes, a lone
+#: Tokens of a literal; string escapes as Python reads them: the one-character escapes, a lone
 #: ``\0``, and backslashes that are no escape (``\u`` and ``\N`` in bytes, everything in raw strings).
 LITERAL_PIECES = ["[", "]", "(", ")", ",", " ", "\n", "1", "07", "1.5", "-", "1e3", "0x1F", "1_0", "'3'", "True", "None",
                   "x", "#c\n", "2j", "u'1'", "--1", "-(1)", "(1,)", "b'1'", "rb'2'", "Br'\\3'", "b'\u0663'",
                   "'\\n'", "'\\t'", "'\\''", '"\\""', "'\\\\'", "'\\0'", "b'\\u0031'", "b'\\N{DIGIT ONE}'", "r'\\x31'",
                   "rb'\\061'"]
-#: The escapes it does not read (issue 27, item 9): hexadecimal, Unicode, named and octal, well-formed or not.
+#: The numeric escapes (issue 27, item 9): hexadecimal, Unicode, named and octal, well-formed or not.
 NUMERIC_ESCAPES = ["'\\x31'", '"\\x32"', "'\\u0031'", "'\\U00000031'", "'\\N{DIGIT ONE}'", "'\\061'", "'\\1'", "'\\01'",
                    "'\\777'", "b'\\x31'", "b'\\061'", "'\\x3'", "'\\u12'", "'\\N{NO SUCH NAME}'"]
-ESCAPES_UNREAD = pytest.mark.xfail(strict=True, reason="issue 27 item 9: the literal reader (and so the paper "
-                                   "protocol) has no \\x, \\u, \\U, \\N{} or octal escapes")
-
-
 @settings(max_examples=examples(1000), deadline=None)
 @given(st.lists(st.sampled_from(LITERAL_PIECES), max_size=12))
 def test_the_literal_reader_reads_what_literal_eval_reads(pieces):
@@ -134,20 +130,18 @@ def _agree(text: str) -> None:
     assert got == want, text
 
 
-@ESCAPES_UNREAD
 @settings(max_examples=examples(1000), deadline=None)
 @given(st.lists(st.sampled_from(LITERAL_PIECES + NUMERIC_ESCAPES), max_size=12))
-@example(["'\\x31'"])  # always tried first: the mark holds whatever else hypothesis draws
+@example(["'\\x31'"])  # always tried first
 def test_the_literal_reader_reads_every_escape_as_literal_eval_does(pieces):
     _agree("[" + "".join(pieces) + "]")
 
 
-@pytest.mark.parametrize("escape", [pytest.param(e, marks=ESCAPES_UNREAD) for e in NUMERIC_ESCAPES])
+@pytest.mark.parametrize("escape", NUMERIC_ESCAPES)
 def test_each_numeric_escape_is_read_as_literal_eval_reads_it(escape):
     _agree(f"[{escape}, {escape}]")
 
 
-@ESCAPES_UNREAD
 def test_the_paper_protocol_reads_escaped_digits_as_the_authors_code_does():
     """The authors' ``ast.literal_eval`` reads ``'\\x31'`` as ``'1'``: a matrix of escaped digit strings is right."""
     answer = "[['\\x31', '\\x32'], ['\\x30', '\\x31']]"
