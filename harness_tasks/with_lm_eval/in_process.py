@@ -19,22 +19,7 @@ from collections import defaultdict, deque
 
 from lm_eval.models.hf_vlms import HFMultimodalLM
 
-from harness_tasks.answers.replies import GenText
-
-
-def finish_reasons(generated, budget: int, eos_ids: set[int], stops: list[str], decode) -> list[str]:
-    """"length" or "stop" for each row of ``generated`` (the new token ids of a batch, right-padded after an end).
-
-    A row is "length" when it holds ``budget`` tokens, none of them an end-of-sequence id, and its text holds none
-    of the ``stops`` strings; a row that ended earlier, or at a stop, is "stop".
-    """
-    out = []
-    for row in generated:
-        ids = [int(t) for t in row]
-        ended = any(t in eos_ids for t in ids) or len(ids) < budget
-        text = "" if ended or not stops else decode(ids)
-        out.append("stop" if ended or any(s and s in text for s in stops) else "length")
-    return out
+from harness_tasks.answers.replies import GenText, finish_reasons
 
 
 class HFMultimodalFinish(HFMultimodalLM):
