@@ -13,6 +13,7 @@ another checkpoint behind the same path) gets a key of its own.
 from __future__ import annotations
 
 import sys
+from urllib.parse import urlsplit, urlunsplit
 
 from harness_tasks.serving.identity import identity, server_facts
 from harness_tasks.serving.launcher import Server, executable_stamp
@@ -58,7 +59,9 @@ class ServerLink:
     def provenance(self) -> dict:
         """What ``provenance.server`` records: what the server reported (never a version nobody reported), how it
         was reached, and, for ``--serve``, what it was started as and whether this run started it at all."""
-        out = {**(self.facts or {}), "url": self.url, "served_name": self.served_name}
+        parts = urlsplit(self.url)
+        url = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))  # never a password in a results file
+        out = {**(self.facts or {}), "url": url, "served_name": self.served_name}
         if self.server is not None:
             out["launch"] = self.launch
             out["executable_stamp"] = executable_stamp(self.launch["executable"])
