@@ -37,7 +37,7 @@ def _eval(args: argparse.Namespace) -> int:
     common = dict(tasks=tasks, data=data, output=args.out, limit=args.limit, batch_size=args.batch_size,
                   device=args.device, apply_chat_template=not args.no_chat_template, gen_kwargs=args.gen_kwargs,
                   resume=not args.no_resume, base_url=args.base_url, serve=args.serve, serve_args=args.serve_args,
-                  serve_timeout=args.serve_timeout, concurrency=args.concurrency,
+                  serve_timeout=args.serve_timeout, vllm=args.vllm, concurrency=args.concurrency,
                   reasoning_budget=args.reasoning_budget, progress=not args.quiet, harness=args.harness,
                   request_timeout=args.request_timeout)
     specs = [EvalSpec(model=m, model_args=args.model_args if args.model or served else "", **common) for m in models]
@@ -127,6 +127,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--serve-args", default="", help="passed to vllm serve untouched, e.g. "
                                                     "'--tensor-parallel-size 8 --data-parallel-size 2'")
     p.add_argument("--serve-timeout", type=float, default=1800.0, help="seconds to wait for the server to be healthy")
+    p.add_argument("--vllm", default=None, metavar="EXECUTABLE", help="the vllm that --serve starts, e.g. "
+                                                                       "/opt/vllm-env/bin/vllm (default: $G2M_VLLM, "
+                                                                       "else vllm on PATH)")
     p.add_argument("--base-url", default=None, help="a running OpenAI-compatible server, e.g. http://localhost:8000/v1")
     p.add_argument("--harness", default="lm-eval", choices=("lm-eval", "lmms-eval", "inspect"),
                    help="the evaluation harness that runs the tasks (results land in the same layout)")

@@ -2,13 +2,15 @@
 kept apart, and the provenance a leaderboard needs (data source and revision, package versions) in the results.
 
 One way through, each step in one module: settle the run (``evaluation.settings.resolve``: model arguments, the
-served model, the display name), start a ``vllm serve`` if asked (``serving.launcher``), hand the target to the one
+served model, the display name), link it to its server (``serving.link``: a running one is asked what it is; a
+``vllm serve`` is started when the first request needs it, ``serving.launcher``), hand the target to the one
 harness driver that runs it (``with_lm_eval``, ``with_lmms_eval`` or ``with_inspect``; each writes the same run
-layout), and read back the results it wrote.
+layout, in the folder ``evaluation.run_key`` names), and read back the results it wrote.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from importlib import import_module
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from harness_tasks.answers.budget import suggest_max_model_len
 from harness_tasks.answers.catalog import max_budget
 from harness_tasks.evaluation import data
 from harness_tasks.evaluation.model_args import model_name
+from harness_tasks.evaluation.run_key import earlier_server, folder_name, run_key
 from harness_tasks.evaluation.settings import (
     BASELINES,
     CHAT,
@@ -29,10 +32,10 @@ from harness_tasks.evaluation.settings import (
     EvalSpec,
     Target,
     resolve,
-    run_key,
     versions,
 )
 from harness_tasks.serving.endpoints import chat_url
+from harness_tasks.serving.link import ServerLink
 
 __all__ = ["BASELINES", "CHAT", "HARNESSES", "EvalSpec", "Target", "load_results", "model_name", "run_eval", "run_key",
            "versions"]
@@ -52,17 +55,25 @@ def run_eval(spec: EvalSpec) -> dict:
     with folder_lock(Path(spec.output), RUN_LOCK, BUSY), quiet_datasets():
         provenance = {**data.provenance(spec.data), "config": data.CONFIG, "content_sha256": data.content_sha256(spec.data)}
         if spec.serve:
-            from harness_tasks.serving.launcher import Server, ServeSpec
+            from harness_tasks.serving.launcher import Server, ServeSpec, find_vllm
 
             budget = (max_budget(spec.tasks) or 0) + spec.reasoning_budget
             serve = ServeSpec(spec.serve, suggest_max_model_len(budget), ServeSpec.parse_extra(spec.serve_args),
-                              startup_timeout=spec.serve_timeout,
+                              executable=find_vllm(spec.vllm), startup_timeout=spec.serve_timeout,
                               log_path=Path(spec.output) / "logs" / f"vllm-serve-{safe_name(spec.serve)}.log")
-            with Server(serve) as server:
-                served = {"vllm_serve": spec.serve, "serve_args": list(serve.extra), "max_model_len": serve.max_model_len}
-                return load_results(driver.run(spec, resolve(spec, chat_url(server.url), serve.served_name, served),
-                                               provenance))
+            server = Server(serve)  # a port and a URL; started when a request needs it (serving.link)
+            served = {"vllm_serve": spec.serve, "serve_args": list(serve.extra), "max_model_len": serve.max_model_len}
+            target = resolve(spec, chat_url(server.url), serve.served_name, served)
+            folder = Path(spec.output) / folder_name(spec, target.display)
+            link = ServerLink(target.url, serve.served_name, server, serve.launch(),
+                              earlier_server(folder, serve.launch()))
+            try:
+                return load_results(driver.run(spec, replace(target, link=link), provenance))
+            finally:
+                link.close()
         target: Target = resolve(spec, chat_url(spec.base_url) if spec.base_url else None)
+        if target.url:
+            target = replace(target, link=ServerLink.running(target.url, target.served_name))
         return load_results(driver.run(spec, target, provenance))
 
 

@@ -46,3 +46,20 @@ def test_vllm_context_is_sized_unless_the_user_set_it(model, args, tasks, expect
 def test_grid_sizes_of_groups_and_tasks():
     assert grid_sizes(("g2m_lite",)) == [3, 4, 5, 6, 7, 8, 9, 10, 12]
     assert grid_sizes(("g2m_n20_c5", "g2m_n09_c3")) == [9, 20]
+
+
+EOS = 2
+
+
+@pytest.mark.parametrize(("rows", "budget", "stops", "want"), [
+    ([[5, 6, 7, 8]], 4, [], ["length"]),  # the whole budget, no end: cut, as a server's "length"
+    ([[5, 6, 7, EOS]], 4, [], ["stop"]),  # the end token as the last of the budget: a stop (vLLM checks it first)
+    ([[5, EOS, 0, 0], [5, 6, 7, 8]], 4, [], ["stop", "length"]),  # a batch: a row that ended is padded after
+    ([[5, 6]], 4, [], ["stop"]),  # fewer tokens than the budget: something ended it
+    ([[5, 6, 7, 8]], 4, ["x7"], ["stop"]),  # a stop string in the text ended it
+    ([[5, 6, 7, 8]], 4, ["zz"], ["length"]),
+])
+def test_in_process_answers_are_cut_by_the_servers_rule(rows, budget, stops, want):
+    from harness_tasks.answers.replies import finish_reasons
+
+    assert finish_reasons(rows, budget, {EOS}, stops, lambda ids: "".join(f"x{t}" for t in ids)) == want

@@ -280,7 +280,7 @@ def test_after_any_end_of_g2m_eval_serve_nothing_answers_on_its_port(sig, small_
     err = log.read_text()
     if sig == signal.SIGTERM:
         assert proc.returncode == 128 + signal.SIGTERM and "interrupted (SIGTERM)" in err, err
-        assert _cache_rows(out) == 4  # what was received before the signal is saved
+        assert _cache_rows(out) == 4, err  # what was received before the signal is saved
     gone_by = time.monotonic() + 40
     while _answers(port) and time.monotonic() < gone_by:
         time.sleep(0.5)

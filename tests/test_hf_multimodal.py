@@ -43,3 +43,38 @@ def test_hf_multimodal_runs_logs_samples_and_scores_them_as_score_answer_does(ti
             assert res["results"][task][f"{metric},none"] == pytest.approx(sum(r[metric] for r in rows) / len(rows))
     assert res["config"]["model"] == "hf-multimodal" and res["config"]["model_args"].startswith("pretrained=")
     assert res["g2m"]["versions"]["transformers"]
+
+
+def _samples(res: dict, task: str) -> dict[str, dict]:
+    path = next(Path(res["output_dir"]).glob(f"samples_{task}_*.jsonl"))
+    return {s["doc"]["id"]: s for s in map(json.loads, path.read_text().splitlines())}
+
+
+def test_truncated_comes_from_the_tokens_in_process_as_from_a_servers_finish_reason(small_release, tmp_path):
+    """The same tiny model in-process (hf-multimodal) and behind a server that reports finish_reason (greedy, the
+    same prompt and pixels): the same tokens, so the same text, the same finish reason and the same ``truncated``."""
+    import vlm_server
+
+    path = make_tiny_idefics3(tmp_path / "idefics3")
+    tasks = ("g2m_n03_c3", "g2m_n04_c5")
+    common = dict(tasks=tasks, data=str(small_release), gen_kwargs="max_gen_toks=14", progress=False)
+    local = run_eval(EvalSpec(model="hf-multimodal", model_args=f"pretrained={path},dtype=float32", device="cpu",
+                              output=str(tmp_path / "local"), **common))
+    httpd = vlm_server.serve(vlm_server.TransformersVLM(path, "tiny-idefics3"))
+    try:
+        served = run_eval(EvalSpec(base_url=f"http://127.0.0.1:{httpd.server_address[1]}/v1",
+                                   output=str(tmp_path / "served"), **common))
+    finally:
+        httpd.shutdown()
+    finishes = []
+    for task in tasks:
+        mine, theirs = _samples(local, task), _samples(served, task)
+        assert mine.keys() == theirs.keys() and len(mine) == 2
+        for row_id, sample in mine.items():
+            other = theirs[row_id]
+            assert sample["resps"] == other["resps"]  # the same tokens
+            assert sample["doc"]["g2m"]["finish_reason"] == other["doc"]["g2m"]["finish_reason"]
+            assert sample["truncated"] == other["truncated"]
+            finishes.append(sample["doc"]["g2m"]["finish_reason"])
+        assert local["results"][task]["truncated,none"] == served["results"][task]["truncated,none"]
+    assert "length" in finishes, finishes  # answers cut by the budget are among them

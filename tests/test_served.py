@@ -221,7 +221,10 @@ def test_serve_starts_vllm_waits_for_health_evaluates_and_stops_it(stand_in_vllm
     assert json.loads(argv[argv.index("--limit-mm-per-prompt") + 1]) == {"image": 1}
     assert argv[-4:] == ["--tensor-parallel-size", "8", "--data-parallel-size", "2"]
     assert res["g2m"]["served_by"]["serve_args"] == ["--tensor-parallel-size", "8", "--data-parallel-size", "2"]
-    assert Path(res["output_dir"]).name == "org__tiny-vlm"  # named after the served checkpoint
+    assert Path(res["output_dir"]).name.startswith("org__tiny-vlm+")  # the served checkpoint, and its settings
+    assert res["g2m"]["settings"] == {"serve_args": ["--tensor-parallel-size", "8", "--data-parallel-size", "2"]}
+    server = res["g2m"]["provenance"]["server"]
+    assert server["started"] is True and server["id"] == "org/tiny-vlm" and server["version"] is None  # none reported
     assert not _alive(call["pid"])  # stopped when the run ended
 
 

@@ -23,6 +23,14 @@ so exact match 1.0 proves the image crossed the API lossless. It can be told to 
   ``--allowed-local-media-path`` allows (VLMEvalKit's ``--local-media`` sends its dumped PNGs so); any other file is
   refused with HTTP 400, as vLLM refuses it.
 
+It says what it is as vLLM does: ``GET /v1/models`` lists the model with its ``root`` (config ``root``, default the
+model name) and ``max_model_len`` (config ``max_model_len``, default 32768), and ``GET /version`` answers
+``{"version": V}`` when the config names a ``version`` (404 otherwise, as a server that reports none).
+
+``TransformersVLM`` is the same server over a real tiny transformers model (``tiny_vlms``): greedy answers from the
+prompt and image it receives, with ``finish_reason`` "length" when it generated ``max_tokens`` tokens without an
+end-of-sequence token, as vLLM decides it.
+
 It counts what it receives (``GET /stats``), so tests can check what was retried. Run as a script it serves until
 killed: ``python tests/vlm_server.py --port P --model NAME [--config JSON]`` (the stand-in ``vllm`` uses this).
 """
@@ -161,7 +169,11 @@ class FakeVLM:
                 if self.path == "/health":
                     self._send(200, {})
                 elif self.path == "/v1/models":
-                    self._send(200, {"object": "list", "data": [{"id": server.model, "object": "model"}]})
+                    entry = {"id": server.model, "object": "model", "root": server.config.get("root", server.model),
+                             "max_model_len": server.config.get("max_model_len", 32768)}
+                    self._send(200, {"object": "list", "data": [entry]})
+                elif self.path == "/version" and "version" in server.config:
+                    self._send(200, {"version": server.config["version"]})
                 elif self.path == "/stats":
                     self._send(200, {"received": {str(k): v for k, v in server.received.items()}})
                 else:
@@ -177,13 +189,63 @@ class FakeVLM:
         return Handler
 
 
-def start(model: str = "fake-vlm", port: int = 0, **config) -> tuple[ThreadingHTTPServer, FakeVLM]:
-    """Serve in a background thread; returns the HTTP server (``.shutdown()`` it) and the state."""
-    state = FakeVLM(model, **config)
+class TransformersVLM(FakeVLM):
+    """A real transformers VLM (a ``tiny_vlms`` folder) behind the same API: the chat template applied to the
+    messages it receives (image parts in place), greedy generation of at most ``max_tokens`` tokens."""
+
+    def __init__(self, path, model: str | None = None, **config) -> None:
+        import torch
+        from transformers import AutoModelForImageTextToText, AutoProcessor
+
+        super().__init__(model or str(path), **{"root": str(path), **config})
+        self.processor = AutoProcessor.from_pretrained(path)
+        self.vlm = AutoModelForImageTextToText.from_pretrained(path, dtype=torch.float32).eval()
+        eos = self.vlm.generation_config.eos_token_id
+        self.eos = set(eos if isinstance(eos, list) else [eos]) | {self.processor.tokenizer.eos_token_id}
+
+    def answer(self, body: dict) -> tuple[int, dict, dict]:
+        import torch
+
+        messages, images = [], []
+        for message in body["messages"]:
+            content = message["content"]
+            parts = [{"type": "text", "text": content}] if isinstance(content, str) else []
+            for part in content if isinstance(content, list) else []:
+                if part["type"] == "image_url":
+                    raw = base64.b64decode(part["image_url"]["url"].split(",", 1)[1])
+                    images.append(Image.open(io.BytesIO(raw)).convert("RGB"))
+                    parts.append({"type": "image"})
+                else:
+                    parts.append({"type": "text", "text": part["text"]})
+            messages.append({"role": message["role"], "content": parts})
+        prompt = self.processor.apply_chat_template(messages, add_generation_prompt=True)
+        inputs = self.processor(images=images or None, text=[prompt], return_tensors="pt")
+        budget = int(body.get("max_tokens") or 16)
+        with self.lock, torch.no_grad():
+            self.payloads.append({k: v for k, v in body.items() if k != "messages"})
+            out = self.vlm.generate(**inputs, max_new_tokens=budget, do_sample=False)
+        ids = out[0, inputs["input_ids"].shape[1]:].tolist()
+        finish = "stop" if any(t in self.eos for t in ids) or len(ids) < budget else "length"
+        text = self.processor.decode(ids, skip_special_tokens=True)
+        return 200, {"id": "cmpl-real", "object": "chat.completion", "model": self.model,
+                     "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                  "finish_reason": finish}],
+                     "usage": {"prompt_tokens": int(inputs["input_ids"].shape[1]), "completion_tokens": len(ids),
+                               "total_tokens": int(inputs["input_ids"].shape[1]) + len(ids)}}, {}
+
+
+def serve(state: FakeVLM, port: int = 0) -> ThreadingHTTPServer:
+    """Serve ``state`` in a background thread; returns the HTTP server (``.shutdown()`` it)."""
     httpd = ThreadingHTTPServer(("127.0.0.1", port), state.handler())
     httpd.daemon_threads = True
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    return httpd, state
+    return httpd
+
+
+def start(model: str = "fake-vlm", port: int = 0, **config) -> tuple[ThreadingHTTPServer, FakeVLM]:
+    """Serve in a background thread; returns the HTTP server (``.shutdown()`` it) and the state."""
+    state = FakeVLM(model, **config)
+    return serve(state, port), state
 
 
 def main(argv: list[str] | None = None) -> None:

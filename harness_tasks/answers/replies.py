@@ -63,6 +63,22 @@ def bounded(answer: object) -> GenText:
     return GenText(str(text), finish, reasoning, error, oversized, reasoning_chars)
 
 
+def finish_reasons(generated, budget: int, eos_ids: set[int], stops: list[str], decode) -> list[str]:
+    """"length" or "stop" for each row of ``generated`` (the new token ids of a batch, right-padded after an end),
+    by a server's rule (vLLM's ``finish_reason``), for backends that only return text (``with_lm_eval.in_process``).
+
+    A row is "length" when it holds ``budget`` tokens, none of them an end-of-sequence id, and its text holds none
+    of the ``stops`` strings; a row that ended earlier, or at a stop, is "stop".
+    """
+    out = []
+    for row in generated:
+        ids = [int(t) for t in row]
+        ended = any(t in eos_ids for t in ids) or len(ids) < budget
+        text = "" if ended or not stops else decode(ids)
+        out.append("stop" if ended or any(s and s in text for s in stops) else "length")
+    return out
+
+
 def failed(error: str) -> GenText:
     """The answer of a request that failed after its retries: empty, never parsed, never cached."""
     return GenText("", REQUEST_FAILED, error=error)

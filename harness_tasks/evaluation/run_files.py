@@ -70,11 +70,12 @@ def save_run(folder: Path, date: str, samples: dict[str, list[str]], results: di
 
 
 def write_run(out: Path, model: str, harness: str, samples: list[HarnessSample], g2m_block: dict,
-              config: dict | None = None) -> Path:
-    """Write ``out/<model>/results_<date>.json`` and the samples files; returns the model folder."""
+              config: dict | None = None, folder: str | None = None) -> Path:
+    """Write ``out/<folder>/results_<date>.json`` and the samples files; returns the run folder. ``folder`` defaults
+    to the model's name (``g2m eval`` passes ``run_key.folder_name``, which adds a digest of non-default settings)."""
     from harness_tasks.answers.replies import GenText, bounded
 
-    folder = ensure_dir(Path(out) / safe_name(model))
+    folder = ensure_dir(Path(out) / (folder or safe_name(model)))
     date = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H-%M-%S.%f")
     by_task: dict[str, list[dict]] = {}
     for s in samples:

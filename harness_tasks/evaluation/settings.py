@@ -4,23 +4,24 @@
 backend, the user's model arguments (parsed once, ``ModelArgs``), the server's chat endpoint and the one model it
 serves (looked up once), and the run's display name. ``harness_tasks.evaluate`` then hands the target to exactly one
 harness driver (``with_lm_eval``, ``with_lmms_eval``, ``with_inspect``), each of which turns it into its harness's
-own arguments, runs, and writes the run folder. Also here: the identity of a run's answers (``run_key``, the resume
-key) and the package versions a run records."""
+own arguments, runs, and writes the run folder. Also here: the package versions of g2m's own environment (the
+client's; a server's are what it reports, ``serving.identity``). The identity of a run's answers and the name of its
+folder are in ``run_key``."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from dataset_builder import __version__
 from dataset_builder.provenance import library_versions
 from g2m_base.errors import UsageError
-from harness_tasks.answers.catalog import TASK_VERSION, all_tasks, tags
+from harness_tasks.answers.catalog import all_tasks, tags
 from harness_tasks.answers.score import PROTOCOLS
 from harness_tasks.evaluation.model_args import NAME_KEYS, ModelArgs, model_name
 from harness_tasks.serving.endpoints import chat_url, served_model
+from harness_tasks.serving.launcher import find_vllm
+from harness_tasks.serving.link import ServerLink
 
 BASELINES = ("g2m-oracle", "g2m-random")
 CHAT = "g2m-chat"
@@ -30,10 +31,6 @@ HARNESS_EXTRAS = {"lm-eval": "harness", "lmms-eval": "lmms-eval", "inspect": "in
 #: The subpackage whose ``driver`` runs each harness.
 DRIVERS = {"lm-eval": "with_lm_eval", "lmms-eval": "with_lmms_eval", "inspect": "with_inspect"}
 _VERSIONED = ("lm_eval", "datasets", "transformers", "torch", "vllm", "numpy", "pillow", "huggingface_hub", "aiohttp")
-#: Model arguments that say how to reach a server, not what answers: left out of the run's identity, so a resumed
-#: ``--serve`` run (a new port each time) finds its answers.
-TRANSPORT_ARGS = frozenset({"base_url", "num_concurrent", "timeout", "max_retries", "verify_certificate",
-                            "ca_cert_path", "auth_token", "header"})
 
 
 @dataclass(frozen=True)
@@ -56,6 +53,7 @@ class EvalSpec:
     serve: str | None = None  # a checkpoint to serve with ``vllm serve`` for this run
     serve_args: str = ""  # passed to ``vllm serve`` untouched (parallelism, memory, ...)
     serve_timeout: float = 1800.0
+    vllm: str | None = None  # the vllm executable --serve starts (default: $G2M_VLLM, else vllm on PATH)
     concurrency: int = 32  # requests in flight to a server
     reasoning_budget: int = 0  # tokens added to every answer budget, for reasoning models
     progress: bool = True
@@ -89,6 +87,10 @@ class EvalSpec:
             chat_url(self.base_url)  # a malformed URL fails here, before any data or model is loaded
         if self.data is not None and not Path(self.data).is_dir():
             raise UsageError(f"--data {self.data!r} is not a folder; build one with: g2m build --out DIR --configs zero_shot")
+        if self.vllm and not self.serve:
+            raise UsageError("--vllm names the vLLM that --serve starts: give --serve MODEL too")
+        if self.serve:
+            find_vllm(self.vllm)  # a vllm that is not there fails here, in one line, before any data is read
 
     @property
     def display_name(self) -> str:
@@ -98,7 +100,8 @@ class EvalSpec:
 @dataclass(frozen=True)
 class Target:
     """The model a run talks to, resolved once: through a server (``url`` and the ``served_name`` it serves) or the
-    harness's own ``backend``. ``args`` are the user's model arguments; ``served`` records a ``--serve`` server."""
+    harness's own ``backend``. ``args`` are the user's model arguments; ``served`` records how a ``--serve`` server was
+    asked for, ``link`` reaches the server and holds what it reports (``serving.link``)."""
 
     backend: str
     args: ModelArgs
@@ -106,6 +109,7 @@ class Target:
     url: str | None = None  # the chat-completions endpoint
     served_name: str | None = None
     served: dict | None = None
+    link: ServerLink | None = None
 
     @property
     def v1(self) -> str | None:
@@ -123,13 +127,6 @@ def resolve(spec: EvalSpec, url: str | None = None, served_name: str | None = No
     return Target(spec.model, args, spec.serve or name, url, name, served)
 
 
-def run_key(spec: EvalSpec, model_args: str) -> str:
-    """Identity of the answers: the request cache of one run is never reused by another model or setting."""
-    args = ModelArgs.parse(model_args).without(*TRANSPORT_ARGS)
-    raw = json.dumps([spec.model, str(args), spec.gen_kwargs, spec.apply_chat_template, TASK_VERSION,
-                      spec.reasoning_budget])
-    return hashlib.sha256(raw.encode()).hexdigest()[:12]
-
-
 def versions() -> dict:
+    """The versions of g2m's own environment (the client): never a server's."""
     return {"grid2matrix": __version__, **library_versions(_VERSIONED)}

@@ -50,6 +50,66 @@ class ServeError(G2MError, RuntimeError):
     """The model server could not be started or did not become healthy."""
 
 
+#: The environment variable that names the vLLM to start, as ``--vllm`` does (the flag wins).
+VLLM_ENV = "G2M_VLLM"
+#: Options of a server's command line that say where it listens, not what it answers: left out of the run key.
+ADDRESS_OPTIONS = ("--host", "--port")
+
+
+def without_address(args: list[str]) -> list[str]:
+    """A server's command line without ``--host``/``--port`` (either spelling): where it listens, not what answers."""
+    kept, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+        elif a in ADDRESS_OPTIONS:
+            skip = True
+        elif not a.startswith(tuple(o + "=" for o in ADDRESS_OPTIONS)):
+            kept.append(a)
+    return kept
+
+
+def executable_stamp(path: str) -> dict | None:
+    """The size and modification time of the file ``path`` names: an upgrade rewrites it. A run whose every answer
+    is cached starts no server only when the executable carries the stamp the earlier run recorded."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+
+def find_vllm(given: str | None = None) -> str:
+    """The ``vllm`` executable ``--serve`` starts: ``given`` (``--vllm``), else ``$G2M_VLLM``, else ``vllm`` on PATH.
+
+    vLLM usually lives in an environment of its own (it pins its own torch and transformers), so the executable can
+    be named by path. Returns its absolute path; anything missing or not executable is a one-line ``UsageError``.
+    """
+    if given:
+        name, where = given, "--vllm"
+    elif os.environ.get(VLLM_ENV):
+        name, where = os.environ[VLLM_ENV], VLLM_ENV
+    else:
+        name, where = "vllm", None
+    hint = (f"name the vllm of the environment vLLM is installed in, e.g. --vllm /opt/vllm-env/bin/vllm (or "
+            f"{VLLM_ENV}=PATH)")
+    label = f"{where} {name!r}" if where else repr(name)
+    if os.sep in name or (os.altsep and os.altsep in name):
+        path = Path(name).expanduser()
+        if not path.exists():
+            raise UsageError(f"{label}: no such file; {hint}")
+        if path.is_dir():
+            raise UsageError(f"{label} is a folder, not an executable; {hint}")
+        if not os.access(path, os.X_OK):
+            raise UsageError(f"{label} is not executable (chmod +x it, or name the right file); {hint}")
+        return str(path.absolute())
+    found = shutil.which(name)
+    if found is None:
+        raise UsageError(f"{label} was not found on PATH: install vLLM (pip install 'grid2matrix[vllm]'), or {hint}, "
+                         "or point --base-url at a server that is already running")
+    return found
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as s:
         s.bind((host, 0))
@@ -98,6 +158,11 @@ class ServeSpec:
     @property
     def host(self) -> str:
         return _option(list(self.extra), "--host") or "127.0.0.1"
+
+    def launch(self) -> dict:
+        """What this server is started as, without where it listens: the executable, the model and every argument
+        but ``--host``/``--port`` (a rerun gets a new port). Part of the run key."""
+        return {"executable": self.executable, "model": self.model, "args": without_address(self.command(0)[3:])}
 
     def command(self, port: int) -> list[str]:
         extra = list(self.extra)

@@ -21,7 +21,9 @@ from g2m_base.errors import HarnessError
 from harness_tasks.answers.catalog import budget, task_info, task_names
 from harness_tasks.answers.replies import GenText, failed
 from harness_tasks.evaluation import data
+from harness_tasks.evaluation.model_args import ModelArgs
 from harness_tasks.evaluation.run_files import HarnessSample, write_run
+from harness_tasks.evaluation.run_key import RunKey, folder_name, run_record
 from harness_tasks.evaluation.settings import EvalSpec, Target
 from harness_tasks.serving.chat import request_timeout
 from harness_tasks.with_inspect.tasks import build_task, finish_reason
@@ -85,6 +87,10 @@ def run(spec: EvalSpec, target: Target, provenance: dict) -> Path:
         env = {f"{SERVICE}_BASE_URL": base_url, f"{SERVICE}_API_KEY": os.environ.get("OPENAI_API_KEY") or "EMPTY"}
         model_args = {"max_retries": 0, **model_args}  # the OpenAI client's own retries, inside each attempt
     native = Path(spec.output) / "native" / "inspect"
+    folder = folder_name(spec, target.display)
+    if target.link is not None:
+        target.link.connect()  # no answer cache here: every request goes to the server
+    key = RunKey(spec, str(ModelArgs.parse(model_args)), None, target.link, Path(spec.output) / folder)
     with _env(env):
         logs = inspect_eval(built, model=model, model_args=model_args, log_dir=str(native), log_format="json",
                             limit=spec.limit, max_connections=spec.concurrency, max_tasks=min(len(built), 4),
@@ -100,7 +106,6 @@ def run(spec: EvalSpec, target: Target, provenance: dict) -> Path:
     samples = [s for log in logs for s in samples_of(log, rows)]
     block = {"data": provenance, "native": str(native), "model_args": model_args,
              "reasoning_budget": spec.reasoning_budget, "inspect_model": model}
-    if target.served:
-        block["served_by"] = target.served
+    block.update(run_record(spec, target, key))
     return write_run(Path(spec.output), target.display, "inspect", samples, block,
-                     {"backend": model, "backend_args": model_args})
+                     {"backend": model, "backend_args": model_args}, folder)

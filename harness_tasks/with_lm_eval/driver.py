@@ -22,8 +22,9 @@ from harness_tasks.answers.catalog import TASK_VERSION, max_budget
 from harness_tasks.evaluation import data
 from harness_tasks.evaluation.model_args import ModelArgs
 from harness_tasks.evaluation.run_files import save_run
+from harness_tasks.evaluation.run_key import RunKey, folder_name, run_record
 from harness_tasks.evaluation.score_table import tag_scores
-from harness_tasks.evaluation.settings import BASELINES, CHAT, EvalSpec, Target, run_key, versions
+from harness_tasks.evaluation.settings import BASELINES, CHAT, EvalSpec, Target, versions
 from harness_tasks.with_lm_eval.taskgen import task_folder
 
 #: The package extra that brings each backend's dependencies (default: ``harness``).
@@ -74,6 +75,8 @@ def _backend(spec: EvalSpec, model_args: str):
 
     try:
         lm_class = get_model(spec.model)
+        if spec.model == "hf-multimodal":  # the same backend, with each answer's finish reason (in_process)
+            from harness_tasks.with_lm_eval.in_process import HFMultimodalFinish as lm_class
     except ValueError as e:
         raise UsageError(f"{e} (G2M adds {CHAT}, {', '.join(BASELINES)})") from None
     except ImportError as e:
@@ -100,10 +103,25 @@ def run(spec: EvalSpec, target: Target, provenance: dict) -> Path:
     source, revision = data.resolve_source(spec.data)
     name = safe_name(target.display)
     out = Path(spec.output)
+    folder = out / folder_name(spec, target.display)
     task_dir = task_folder(source, revision, out / "tasks")
-    cache = out / "cache" / f"{name}-{run_key(spec, model_args)}_rank0.db" if spec.resume else None
-    lm = RunnerLM(_backend(spec, model_args), cache, chunk=spec.resume_chunk, reasoning_budget=spec.reasoning_budget,
-                  progress=spec.progress, desc=f"g2m {target.display}"[:60])
+    inner = _backend(spec, model_args)
+    link = target.link
+    if link is not None and link.facts is None:
+        link.connect()  # nothing is known of this server yet: no answer can be cached under its key
+    key = RunKey(spec, model_args, _chat_template(inner, spec), link, folder)
+
+    def cache_path() -> Path | None:
+        return out / "cache" / f"{name}-{key.key}_rank0.db" if spec.resume else None
+
+    def connect() -> Path | None:  # the first request the cache cannot answer starts a --serve server
+        link.connect()
+        key.settle()
+        return cache_path()
+
+    lm = RunnerLM(inner, cache_path(), chunk=spec.resume_chunk, reasoning_budget=spec.reasoning_budget,
+                  progress=spec.progress, desc=f"g2m {target.display}"[:60],
+                  connect=connect if link is not None and not link.ready else None)
     tracker = EvaluationTracker(output_path=str(out))
     try:
         with lm_eval_fixes():
@@ -118,18 +136,29 @@ def run(spec: EvalSpec, target: Target, provenance: dict) -> Path:
         lm.close()
     if not results or not results.get("results"):
         raise UsageError(f"lm-eval ran no task for {', '.join(spec.tasks)}: nothing was scored or written")
+    if link is not None and not link.ready:
+        link.skipped(key.key)
     results["config"]["model"] = spec.model
     results["g2m"] = {"data": provenance, "task_version": TASK_VERSION, "prompt_version": PROMPT_VERSION,
                       "versions": versions(), "tags": tag_scores(results),
                       "cache": lm.cache_db, "resumed_answers": lm.hits, "generated_answers": lm.misses,
                       "request_failed": lm.failed, "reasoning_budget": spec.reasoning_budget, "model": target.display,
-                      "harness": "lm-eval"}
-    if target.served:
-        results["g2m"]["served_by"] = target.served
+                      "harness": "lm-eval", **run_record(spec, target, key)}
     samples = results.pop("samples")
     tracker.general_config_tracker.model_name = target.display
     tracker.general_config_tracker.model_name_sanitized = name
-    return _save(out / name, results, samples, tracker)
+    return _save(folder, results, samples, tracker)
+
+
+def _chat_template(lm, spec: EvalSpec) -> str | None:
+    """The template an in-process backend applies (part of the run key); None for a server, which applies its own."""
+    if not spec.apply_chat_template or spec.model == CHAT:
+        return None
+    try:
+        template = lm.chat_template(spec.apply_chat_template)
+    except (AttributeError, TypeError, ValueError):  # no template of its own
+        return None
+    return template if isinstance(template, str) and template else None
 
 
 def _save(folder: Path, results: dict, samples: dict, tracker) -> Path:

@@ -5,7 +5,10 @@
   matches a later lookup, so a 4,500-request run that dies at request 4,000 restarts from zero. ``RunnerLM`` commits
   answers under lm-eval's own key (``hash_args("generate_until", req.args)``) every ``chunk`` answers (and at least
   every ``COMMIT_SECONDS``), so a rerun skips everything finished. lm-eval's key does not include the model, so
-  ``g2m eval`` names the file after a hash of model, arguments and generation settings.
+  ``g2m eval`` names the file after the run key (``evaluation.run_key``: model, arguments, settings, server).
+- **A server only when needed.** ``connect``, when given, is called once, before the first request the cache cannot
+  answer: it starts a ``--serve`` server and returns the cache file of the key the started server gives (the same
+  file, or another when it reports something other than expected, then every answer is looked up there again).
 - **Failed requests are not answers.** An answer whose ``finish_reason`` is ``request_failed`` is returned (it scores
   0 and is counted apart) but never cached, so the next run of the same command retries exactly those requests.
 - **One progress bar** over all tasks, with an ETA; the backend's own bars are switched off.
@@ -41,7 +44,7 @@ class RunnerLM(LM):
     """An LM that answers from an SQLite cache first and asks ``inner`` for the rest."""
 
     def __init__(self, inner: LM, cache_db: str | Path | None = None, chunk: int = 256, reasoning_budget: int = 0,
-                 progress: bool = True, desc: str = "g2m") -> None:
+                 progress: bool = True, desc: str = "g2m", connect=None) -> None:
         super().__init__()
         if chunk < 1:
             raise ValueError("chunk must be at least 1")
@@ -49,10 +52,23 @@ class RunnerLM(LM):
             raise ValueError(f"reasoning_budget must be 0 or more tokens, got {reasoning_budget}")
         self.inner, self.chunk, self.reasoning_budget = inner, chunk, reasoning_budget
         self.progress, self.desc = progress, desc
-        self.cache_db = None if cache_db is None else str(cache_db)
-        self.cache = None if cache_db is None else AnswerCache(cache_db)
+        self.connect = connect
+        self.cache_db, self.cache = None, None
+        self._open(cache_db)
         self.MULTIMODAL = getattr(inner, "MULTIMODAL", False)
         self.hits = self.misses = self.failed = 0
+
+    def _open(self, cache_db: str | Path | None) -> None:
+        if self.cache is not None:
+            self.cache.close()
+        self.cache_db = None if cache_db is None else str(cache_db)
+        self.cache = None if cache_db is None else AnswerCache(cache_db)
+
+    def _cacheable(self, requests) -> list[bool]:
+        return [self.cache is not None and not r.args[1].get("do_sample") for r in requests]
+
+    def _lookup(self, keys: list[str], cacheable: list[bool]) -> list:
+        return [self.cache.get(k) if c else None for k, c in zip(keys, cacheable, strict=True)]
 
     def __getattr__(self, name):  # anything not defined here (tokenizer, processor, ...) comes from the backend
         if name == "inner":
@@ -87,9 +103,17 @@ class RunnerLM(LM):
 
     def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:
         keys = [hash_args("generate_until", r.args) for r in requests]
-        cacheable = [self.cache is not None and not r.args[1].get("do_sample") for r in requests]
-        results = [self.cache.get(k) if c else None for k, c in zip(keys, cacheable, strict=True)]
+        cacheable = self._cacheable(requests)
+        results = self._lookup(keys, cacheable)
         todo = [i for i, res in enumerate(results) if res is None]
+        if todo and self.connect is not None:
+            connect, self.connect = self.connect, None
+            cache_db = connect()
+            if (None if cache_db is None else str(cache_db)) != self.cache_db:
+                self._open(cache_db)
+                cacheable = self._cacheable(requests)
+                results = self._lookup(keys, cacheable)
+                todo = [i for i, res in enumerate(results) if res is None]
         self.hits += len(requests) - len(todo)
         self.misses += len(todo)
         if self.cache_db:

@@ -29,6 +29,7 @@ from harness_tasks.answers.score import METRICS
 from harness_tasks.evaluation import data
 from harness_tasks.evaluation.model_args import ModelArgs
 from harness_tasks.evaluation.run_files import HarnessSample, write_run
+from harness_tasks.evaluation.run_key import RunKey, folder_name, run_record
 from harness_tasks.evaluation.settings import EvalSpec, Target
 from harness_tasks.with_lmms_eval.taskgen import task_folder
 
@@ -137,6 +138,10 @@ def run(spec: EvalSpec, target: Target, provenance: dict) -> Path:
     model, model_args = lmms_args(spec, target)
     source, revision = data.resolve_source(spec.data)
     out = Path(spec.output)
+    folder = folder_name(spec, target.display)
+    if target.link is not None:
+        target.link.connect()  # no answer cache here: every request goes to the server
+    key = RunKey(spec, model_args, None, target.link, out / folder)
     task_dir = task_folder(source, revision, out / "tasks", spec.reasoning_budget)
     native = out / "native" / "lmms-eval"
     env = {**os.environ, "LMMS_IMAGE_ENCODE_FORMAT": "PNG"}
@@ -157,7 +162,7 @@ def run(spec: EvalSpec, target: Target, provenance: dict) -> Path:
     samples = read_samples(results_path, tasks, data.rows_by_id(spec.data))
     block = {"data": provenance, "native": str(results_path), "log": str(log_path), "model_args": model_args,
              "reasoning_budget": spec.reasoning_budget, "lmms_eval_version": results.get("lmms_eval_version")}
-    if target.served:
-        block["served_by"] = target.served
-    return write_run(out, target.display, "lmms-eval", samples, block, {"backend": model, "backend_args": model_args})
+    block.update(run_record(spec, target, key))
+    return write_run(out, target.display, "lmms-eval", samples, block, {"backend": model, "backend_args": model_args},
+                     folder)
 

@@ -1,0 +1,62 @@
+"""lm-eval's in-process ``hf-multimodal`` backend, saying why each answer stopped, as a server does.
+
+A server reports ``finish_reason``: "length" when the answer used its whole token budget without reaching an end
+(vLLM: ``max_tokens`` generated, the last one not a stop). lm-eval's ``hf-multimodal`` returns the text only, so
+``truncated`` could only be guessed from it (an open bracket at the end), and the same tokens scored 1.0 served and
+0.0 or 0.5 in-process. ``HFMultimodalFinish`` decides it from the tokens, by the server's rule: an answer is
+"length" when it generated its whole budget and neither an end-of-sequence token nor a stop string ended it, else
+"stop". So both paths give one ``truncated`` for the same tokens.
+
+lm-eval's own generation loop is used as it is. Two of its steps are wrapped: ``_model_multimodal_generate`` (the
+generated token ids of a batch, with its budget) records each row's finish reason, and the cache hook, which lm-eval
+calls once per row with that row's context right after, hands it to the request whose context it is (matched by
+object identity: the loop passes each request's own context string through).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+
+from lm_eval.models.hf_vlms import HFMultimodalLM
+
+from harness_tasks.answers.replies import GenText, finish_reasons
+
+
+class HFMultimodalFinish(HFMultimodalLM):
+    """``hf-multimodal`` whose answers carry ``finish_reason`` ("length" or "stop"), decided from the tokens."""
+
+    def _eos_ids(self) -> set[int]:
+        ids = set()
+        for value in (getattr(getattr(self.model, "generation_config", None), "eos_token_id", None),
+                      getattr(self.tokenizer, "eos_token_id", None)):
+            ids.update(v for v in (value if isinstance(value, (list, tuple)) else [value]) if isinstance(v, int))
+        return ids
+
+    def _model_multimodal_generate(self, inputs, max_length, stop, **generation_kwargs):
+        out = super()._model_multimodal_generate(inputs, max_length, stop, **generation_kwargs)
+        width = inputs["input_ids"].shape[1]
+        self._finishes.extend(finish_reasons(out[:, width:].tolist(), max_length - width, self._eos_ids(),
+                                             [s for s in stop or [] if s], self.tok_decode))
+        return out
+
+    def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:
+        self._finishes: deque[str] = deque()
+        waiting: dict[int, deque[int]] = defaultdict(deque)
+        for i, request in enumerate(requests):
+            waiting[id(request.args[0])].append(i)
+        reasons: list[str | None] = [None] * len(requests)
+        hook, finishes = self.cache_hook, self._finishes
+
+        class Hook:  # lm-eval calls it once per answered row, in the order the rows were generated
+            def add_partial(self, attr, req, res):
+                queue = waiting.get(id(req[0]))
+                if queue and finishes:
+                    reasons[queue.popleft()] = finishes.popleft()
+                hook.add_partial(attr, req, res)
+
+        self.cache_hook = Hook()
+        try:
+            texts = super().generate_until(requests, disable_tqdm=disable_tqdm)
+        finally:
+            self.cache_hook = hook
+        return [GenText(text, reason) for text, reason in zip(texts, reasons, strict=True)]
