@@ -153,8 +153,11 @@ EVAL_DESCRIPTION = (
 def eval_yaml(configs: list[str]) -> str | None:
     """The release's ``eval.yaml``: one task per leaderboard G2M ranks on (``spec.HUB_TASKS``), each reading the
     zero_shot test split; None for a build without the zero_shot config (it holds no benchmark task)."""
-    if HUB_TASK_CONFIG not in configs:
-        return None
+    return _eval_yaml() if HUB_TASK_CONFIG in configs else None
+
+
+@cache
+def _eval_yaml() -> str:
     views = "; ".join(f"{tid}: {what}" for tid, what in HUB_TASKS.items())
     doc = {
         "name": "Grid2Matrix (G2M)",

@@ -157,11 +157,13 @@ def push(
     if dry_run:
         return plan
     from huggingface_hub import HfApi
-    from huggingface_hub.utils import disable_progress_bars, enable_progress_bars
+    from huggingface_hub.utils import disable_progress_bars, enable_progress_bars, logging
 
     api = api or HfApi()
     if not sys.stderr.isatty():  # bars in a log would bury the one line that says what failed
         disable_progress_bars()
+    verbosity = logging.get_verbosity()
+    logging.set_verbosity_error()  # its "Retrying in 1s" warnings: the outcome is said in one line
     stage = "creating the repository"
     try:
         with hub_timeouts(timeout):
@@ -182,6 +184,7 @@ def push(
                        "to finish (what was uploaded is not sent again)") from None
     finally:
         enable_progress_bars()
+        logging.set_verbosity(verbosity)
     return plan
 
 

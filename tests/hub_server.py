@@ -241,8 +241,10 @@ class _Handler(BaseHTTPRequestHandler):
         kind = (doc.get("type") or "model") + "s"
         repo_id = f"{doc['organization']}/{doc['name']}" if doc.get("organization") else doc["name"]
         with self.server.lock:
-            if (kind, repo_id) in self.server.repos:
-                return self._error(409, "RepoExists", "You already created this repo")
+            if (kind, repo_id) in self.server.repos:  # the Hub's 409 names the repository too
+                return self._json(409, {"error": "You already created this repo",
+                                        "url": f"{self.server.url}/{_PREFIX[kind]}{repo_id}"},
+                                  {"X-Error-Message": "You already created this repo"})
             repo = Repo(kind, repo_id, bool(doc.get("private")))
             first = Commit(self.server.new_oid(repo_id), None, "initial commit",
                            {".gitattributes": Blob(b"*.parquet filter=lfs diff=lfs merge=lfs -text\n", False)})
