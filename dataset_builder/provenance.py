@@ -81,9 +81,12 @@ def describe_params(params: dict) -> str:
 def release_differences(params: dict, configs: list[str]) -> list[str]:
     """How a build (its parameters and configs) differs from the release; empty for the release itself. Only a build
     with none may be published as the release (``g2m push``) or carry the release's name on its card."""
-    from dataset_builder.build import BuildParams
+    from dataclasses import asdict
 
-    want = BuildParams().to_json()
+    from dataset_builder.configs import ROWS_PER_SHARD
+    from dataset_builder.generate import RenderOptions
+
+    want = {"scale": 1.0, "render": asdict(RenderOptions()), "rows_per_shard": ROWS_PER_SHARD}  # BuildParams()
     render, want_render = params.get("render") or {}, want["render"]
     out = []
     if params.get("scale") != want["scale"]:
