@@ -21,11 +21,18 @@ from huggingface_hub import DatasetCardData
 
 from dataset_builder import __version__
 from dataset_builder.configs import CONFIG_NAMES, ConfigSpec
+from dataset_builder.hub_card import eval_yaml, size_category
 from dataset_builder.hub_card import problems as hub_problems
-from dataset_builder.hub_card import size_category
 from dataset_builder.prompt import PROMPT_VERSION
-from dataset_builder.provenance import MANIFEST_FORMAT, library_versions
-from dataset_builder.spec import DATA_LICENSE, DATASET_REVISION, HUB_REPO_ID, MANIFEST_NAME, README_NAME
+from dataset_builder.provenance import MANIFEST_FORMAT, library_versions, release_differences
+from dataset_builder.spec import (
+    DATA_LICENSE,
+    DATASET_REVISION,
+    EVAL_YAML_NAME,
+    HUB_REPO_ID,
+    MANIFEST_NAME,
+    README_NAME,
+)
 from dataset_builder.table import features
 from g2m_base.errors import BuildError
 from g2m_base.files import atomic_write_text
@@ -84,9 +91,13 @@ def render_readme(specs: list[ConfigSpec], split_stats: dict, params_json: dict)
     found = hub_problems(yaml.safe_load(str(card)), rows=total)
     if found:
         raise BuildError(f"the dataset card's metadata would be refused by the Hub: {found[0]}")
-    lines = ["", "## This build", "", f"Built by `g2m build` (grid2matrix {__version__}, prompt version "
-             f"{PROMPT_VERSION}) with parameters `{json.dumps(params_json, sort_keys=True)}`. `manifest.json` lists the "
-             "sha256 of every file; "
+    differences = release_differences(params_json, [s.name for s in specs])
+    what = (f"**This is not the G2M release.** It is a local build that differs from it: {'; '.join(differences)}. "
+            f"The release is `{HUB_REPO_ID}` at `{DATASET_REVISION}`; scores on this build are not scores on G2M."
+            if differences else f"This is the G2M release, published as `{HUB_REPO_ID}` at `{DATASET_REVISION}`.")
+    lines = ["", "## This build", "", what, "", f"Built by `g2m build` (grid2matrix {__version__}, prompt version "
+             f"{PROMPT_VERSION}) with parameters "
+             f"`{json.dumps(params_json, sort_keys=True)}`. `manifest.json` lists the sha256 of every file; "
              "`g2m verify` checks them and regenerates rows from their seeds.", "",
              "| config | split | rows |", "|---|---|---:|"]
     for spec in specs:
@@ -96,7 +107,8 @@ def render_readme(specs: list[ConfigSpec], split_stats: dict, params_json: dict)
 
 
 def write_release_metadata(out: Path, specs: list[ConfigSpec], tasks: list, results: dict, params) -> dict:
-    """Remove stale shards, then write README.md and, last of all, manifest.json."""
+    """Remove stale shards, then write README.md, eval.yaml (the Hub's benchmark file, when the build has the
+    zero_shot config) and, last of all, manifest.json."""
     planned = {t.relpath for t in tasks}
     for spec in specs:
         for p in sorted((out / spec.name).glob("*.parquet")):
@@ -116,10 +128,18 @@ def write_release_metadata(out: Path, specs: list[ConfigSpec], tasks: list, resu
     files = {rel: {"sha256": r.sha256, "size": r.size, "rows": r.rows} for rel, r in sorted(results.items())}
     raw = readme.encode("utf-8")
     files[README_NAME] = {"sha256": hashlib.sha256(raw).hexdigest(), "size": len(raw)}
+    bench = eval_yaml([s.name for s in specs])
+    if bench is not None:
+        atomic_write_text(out / EVAL_YAML_NAME, bench)
+        raw = bench.encode("utf-8")
+        files[EVAL_YAML_NAME] = {"sha256": hashlib.sha256(raw).hexdigest(), "size": len(raw)}
+    elif (out / EVAL_YAML_NAME).is_file():
+        (out / EVAL_YAML_NAME).unlink()  # not listed, so never pushed; verify would call it an extra file
     manifest = {
         "format": MANIFEST_FORMAT,
         "generator": {"package": "grid2matrix", "version": __version__, "prompt_version": PROMPT_VERSION},
-        "intended_release": {"repo_id": HUB_REPO_ID, "revision": DATASET_REVISION} if params.scale == 1 else None,
+        "intended_release": (None if release_differences(params.to_json(), [s.name for s in specs])
+                             else {"repo_id": HUB_REPO_ID, "revision": DATASET_REVISION}),
         "params": params.to_json(),
         "configs": {
             s.name: {sp.name: {"rows": split_stats[(s.name, sp.name)]["rows"], "files": split_stats[(s.name, sp.name)]["files"]}

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from dataset_builder.configs import ROWS_PER_SHARD
-from dataset_builder.spec import DEFAULT_RESOLUTION
+from dataset_builder.spec import DEFAULT_RESOLUTION, HUB_TIMEOUT
 from g2m_base.flags import add_out, add_quiet
 from g2m_base.untrusted import term
 
@@ -54,11 +54,22 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     return 1
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--timeout must be a number of seconds, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"--timeout must be a positive number of seconds, got {text}")
+    return value
+
+
 def _cmd_push(args: argparse.Namespace) -> int:
     from dataset_builder.push import push
 
-    plan = push(args.dir, args.repo_id, revision=args.revision, private=args.private, dry_run=args.dry_run)
-    print(("dry run: " if args.dry_run else "done: ") + plan.describe())
+    plan = push(args.dir, args.repo_id, revision=args.revision, private=args.private, dry_run=args.dry_run,
+                timeout=args.timeout, workers=args.workers)
+    print(("dry run (verified, nothing contacted): " if args.dry_run else "done: ") + plan.describe())
     return 0
 
 
@@ -89,5 +100,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--repo-id", required=True, help="ORG/NAME of the dataset repository")
     p.add_argument("--revision", default=None, help="tag to create for this release, e.g. v1.0.0")
     p.add_argument("--private", action="store_true", help="create the repository as private")
-    p.add_argument("--dry-run", action="store_true", help="show what would be uploaded; contact nothing")
+    p.add_argument("--dry-run", action="store_true", help="verify the folder and show what would be uploaded; "
+                                                          "contact nothing")
+    p.add_argument("--timeout", type=_seconds, default=HUB_TIMEOUT,
+                   help=f"seconds to wait for a connection and for each answer of the Hub (default {HUB_TIMEOUT:g})")
+    p.add_argument("--workers", type=_positive_int, default=None, help="worker processes for the verify that runs "
+                                                                       "first (default: all cores)")
     p.set_defaults(func=_cmd_push, extra=None)

@@ -1,4 +1,4 @@
-"""The Hub's rules for a dataset card's YAML metadata, checked offline.
+"""The Hub's rules for a dataset card's YAML metadata and for a benchmark's ``eval.yaml``, checked offline.
 
 The Hub validates a README's front matter when it is pushed; here the same rules run before a card is written, so a
 build (full or partial) never produces metadata the Hub refuses. Value lists come from where the Hub keeps them:
@@ -12,6 +12,17 @@ from __future__ import annotations
 import json
 from functools import cache
 from importlib import resources
+
+import yaml
+
+from dataset_builder.spec import (
+    DEFAULT_RESOLUTION,
+    EVAL_YAML_NAME,
+    HUB_TASK_CONFIG,
+    HUB_TASK_SPLIT,
+    HUB_TASKS,
+    PACKAGE_URL,
+)
 
 #: The Hub's license identifiers (huggingface.js ``License``).
 LICENSES = frozenset("""
@@ -117,4 +128,90 @@ def _configs_problems(configs: object) -> list[str]:
                                    and isinstance(f.get("path"), (str, list))) for f in files))
         if not ok:
             out.append(f"configs: {c.get('config_name')}'s data_files must be paths or split/path mappings")
+    return out
+
+
+#: What the Hub's documentation and huggingface.js (``packages/tasks/src/eval.ts``) ask of an ``eval.yaml``, and
+#: what ``inspect-ai``'s own reader of Hub tasks (``inspect_ai/_eval/task/hf.py``, ``HFTask``) accepts as solvers and
+#: scorers by name. G2M's scoring (parser, partial credit) is none of inspect's built-in scorers: the file names the
+#: nearest one, and its description says that the value each leaderboard shows is G2M's re-scored cell accuracy.
+EVAL_FRAMEWORKS = frozenset({"inspect-ai", "exgentic", "math-arena", "mteb", "olmocr-bench", "harbor", "archipelago",
+                             "apex-evals", "screenspot-pro", "swe-bench", "swe-bench-pro", "nemo-evaluator"})
+INSPECT_SOLVERS = frozenset({"prompt_template", "system_message", "user_message", "chain_of_thought", "use_tools",
+                             "generate", "self_critique", "multiple_choice"})
+INSPECT_SCORERS = frozenset({"includes", "match", "pattern", "answer", "exact", "f1", "model_graded_qa",
+                             "model_graded_fact", "choice", "math"})
+EVAL_DESCRIPTION = (
+    "Grid2Matrix (G2M): a vision-language model sees an NxN grid of coloured cells (a {res}x{res} PNG) and a colour to "
+    "integer mapping, and must write out the NxN matrix: N from 3 to 64, with 3, 5 or 10 colours. "
+    "Each task is one leaderboard: {tasks}. The value of each is G2M's cell accuracy (the mean fraction of cells "
+    "transcribed correctly, with G2M's parser and partial credit) over those grids, re-scored from the model's raw "
+    "outputs by `g2m validate`; run it with `g2m eval` (any harness, inspect-ai included: "
+    f"harness_tasks/with_inspect), see {PACKAGE_URL}.")
+
+
+def eval_yaml(configs: list[str]) -> str | None:
+    """The release's ``eval.yaml``: one task per leaderboard G2M ranks on (``spec.HUB_TASKS``), each reading the
+    zero_shot test split; None for a build without the zero_shot config (it holds no benchmark task)."""
+    return _eval_yaml() if HUB_TASK_CONFIG in configs else None
+
+
+@cache
+def _eval_yaml() -> str:
+    views = "; ".join(f"{tid}: {what}" for tid, what in HUB_TASKS.items())
+    doc = {
+        "name": "Grid2Matrix (G2M)",
+        "description": EVAL_DESCRIPTION.format(tasks=views, res=DEFAULT_RESOLUTION),
+        "evaluation_framework": "inspect-ai",
+        "tasks": [{"id": tid, "config": HUB_TASK_CONFIG, "split": HUB_TASK_SPLIT,
+                   "field_spec": {"input": "prompt", "target": "matrix", "input_image": "image", "id": "id",
+                                  "metadata": ["grid_size", "num_colors"]},
+                   "solvers": [{"name": "generate"}], "scorers": [{"name": "exact"}]} for tid in HUB_TASKS],
+    }
+    text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=False, width=100)
+    found = eval_yaml_problems(yaml.safe_load(text), {HUB_TASK_CONFIG: [HUB_TASK_SPLIT]})
+    if found:  # never written: a test holds this function to the same rules
+        raise ValueError(f"{EVAL_YAML_NAME} would be refused by the Hub: {found[0]}")
+    return text
+
+
+def _named(items: object, allowed: frozenset[str], what: str, tid: str) -> list[str]:
+    if not isinstance(items, list) or not items:
+        return [f"task {tid}: {what} must be a non-empty list"]
+    return [f"task {tid}: {what} entry {i!r} is not one of inspect-ai's by name" for i in items
+            if not isinstance(i, dict) or i.get("name") not in allowed or not isinstance(i.get("args", {}), dict)]
+
+
+def eval_yaml_problems(doc: object, splits: dict[str, list[str]] | None = None) -> list[str]:
+    """Everything in a parsed ``eval.yaml`` that the Hub's stated rules refuse: ``name``, ``description`` and
+    ``evaluation_framework`` present, ``tasks`` a list whose every task has a unique string ``id`` (the
+    ``task_id`` of results files), optional string ``config`` and ``split`` (with ``splits``: ones the dataset has),
+    and, for inspect-ai, ``field_spec`` (``input``, ``target``), ``solvers`` and ``scorers`` by name."""
+    if not isinstance(doc, dict):
+        return [f"{EVAL_YAML_NAME} is not a YAML mapping"]
+    out = [f"{key} must be a non-empty string" for key in ("name", "description", "evaluation_framework")
+           if not isinstance(doc.get(key), str) or not doc[key].strip()]
+    framework = doc.get("evaluation_framework")
+    if isinstance(framework, str) and framework not in EVAL_FRAMEWORKS:
+        out.append(f"evaluation_framework: {framework!r} is not one the Hub knows")
+    tasks = doc.get("tasks")
+    if not isinstance(tasks, list) or not tasks or not all(isinstance(t, dict) for t in tasks):
+        return [*out, "tasks must be a non-empty list of mappings"]
+    ids = [t.get("id") for t in tasks]
+    if not all(isinstance(i, str) and i.strip() for i in ids) or len(set(ids)) != len(ids):
+        out.append("tasks: every task needs a unique string id")
+    for t in tasks:
+        tid = str(t.get("id"))
+        for key in ("config", "split"):
+            if key in t and not isinstance(t[key], str):
+                out.append(f"task {tid}: {key} must be a string")
+        config, split = t.get("config", "default"), t.get("split", "test")
+        if splits is not None and split not in splits.get(config, ()):
+            out.append(f"task {tid}: reads {config}/{split}, which the dataset does not have")
+        if framework == "inspect-ai":
+            spec = t.get("field_spec")
+            if not isinstance(spec, dict) or not all(isinstance(spec.get(k), str) for k in ("input", "target")):
+                out.append(f"task {tid}: field_spec must name the input and target fields")
+            out += _named(t.get("solvers"), INSPECT_SOLVERS, "solvers", tid)
+            out += _named(t.get("scorers"), INSPECT_SCORERS, "scorers", tid)
     return out

@@ -8,7 +8,9 @@ README's ``data_files`` at it. So, beside the hashes:
   is exactly one of the shards the build parameters plan, or the README;
 - the folder holds nothing else that is visible (hidden files, such as the build lock or ``.git``, are never data);
 - the README's ``configs`` (what ``load_dataset`` reads) and ``dataset_info`` (the features it decodes with) say
-  exactly what this package writes for the manifest's configs: each split's ``data_files`` is ``<config>/<split>-*``.
+  exactly what this package writes for the manifest's configs: each split's ``data_files`` is ``<config>/<split>-*``;
+- the ``eval.yaml`` (the Hub's benchmark file, which names the configs and splits each leaderboard reads) is byte for
+  byte the one this package writes for those configs.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from pathlib import Path
 import yaml
 
 from dataset_builder.configs import get_config
-from dataset_builder.spec import MANIFEST_NAME, README_NAME
+from dataset_builder.hub_card import eval_yaml
+from dataset_builder.spec import EVAL_YAML_NAME, MANIFEST_NAME, README_NAME
 from dataset_builder.table import FEATURES_DICT
 
 _SAFE_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
@@ -44,7 +47,8 @@ def check_paths(root: Path, manifest: dict, planned: set[str], allow_extra: bool
                 if not _safe_relpath(rel)]
     if problems:
         return problems
-    want = planned | {README_NAME}
+    configs = manifest.get("configs")
+    want = planned | {README_NAME} | metadata_files(list(configs) if isinstance(configs, dict) else [])
     problems += [f"manifest: lists {rel}, which is not one of the files this build plans" for rel in sorted(set(files) - want)]
     problems += [f"manifest: does not list {rel}" for rel in sorted(want - set(files))]
     for dirpath, dirnames, filenames in os.walk(root):
@@ -60,6 +64,25 @@ def check_paths(root: Path, manifest: dict, planned: set[str], allow_extra: bool
             elif rel not in files and not allow_extra:
                 problems.append(f"{rel}: not in the manifest (an extra file in the release folder)")
     return problems
+
+
+def metadata_files(configs: list[str]) -> set[str]:
+    """The files beside the shards that a build of ``configs`` writes and lists (the manifest aside)."""
+    return {README_NAME} | ({EVAL_YAML_NAME} if eval_yaml(configs) is not None else set())
+
+
+def check_eval_yaml(root: Path, configs: list[str]) -> list[str]:
+    """The folder's eval.yaml must be the one this package writes for its configs (it tells the Hub which config and
+    split each leaderboard reads)."""
+    want = eval_yaml(configs)
+    if want is None:
+        return []
+    try:
+        got = (root / EVAL_YAML_NAME).read_bytes()
+    except OSError as e:
+        return [f"{EVAL_YAML_NAME}: does not read ({e.strerror or e})"]
+    return [] if got == want.encode("utf-8") else [f"{EVAL_YAML_NAME}: differs from the one this package writes for "
+                                                   "these configs (what the Hub's leaderboards read)"]
 
 
 def expected_front_matter(manifest: dict, configs: list[str]) -> tuple[dict, dict]:
@@ -84,7 +107,12 @@ def _features_yaml() -> list:
 
 
 def check_readme(root: Path, manifest: dict, configs: list[str]) -> list[str]:
-    """Problems with the README's front matter: any config, data file or feature that is not this release's."""
+    """Problems with the README's front matter (any config, data file or feature that is not this release's), then
+    with eval.yaml."""
+    return _check_front_matter(root, manifest, configs) or check_eval_yaml(root, configs)
+
+
+def _check_front_matter(root: Path, manifest: dict, configs: list[str]) -> list[str]:
     try:
         text = (root / README_NAME).read_text(encoding="utf-8")
         m = _FRONT.match(text)

@@ -78,6 +78,42 @@ def describe_params(params: dict) -> str:
             + ("" if render.get("outline", True) else " --no-outline"))
 
 
+def release_differences(params: dict, configs: list[str]) -> list[str]:
+    """How a build (its parameters and configs) differs from the release; empty for the release itself. Only a build
+    with none may be published as the release (``g2m push``) or carry the release's name on its card."""
+    from dataclasses import asdict
+
+    from dataset_builder.configs import ROWS_PER_SHARD
+    from dataset_builder.generate import RenderOptions
+
+    want = {"scale": 1.0, "render": asdict(RenderOptions()), "rows_per_shard": ROWS_PER_SHARD}  # BuildParams()
+    render, want_render = params.get("render") or {}, want["render"]
+    out = []
+    if params.get("scale") != want["scale"]:
+        out.append(f"scale {params.get('scale')} (the release: {want['scale']})")
+    if render.get("resolution") != want_render["resolution"]:
+        out.append(f"resolution {render.get('resolution')} px (the release: {want_render['resolution']} px)")
+    if render.get("outline", True) != want_render["outline"]:
+        out.append("cells drawn without outlines (the release has them)")
+    if params.get("rows_per_shard") != want["rows_per_shard"]:
+        out.append(f"shards of {params.get('rows_per_shard')} rows (the release: {want['rows_per_shard']:,})")
+    missing = [c for c in CONFIG_NAMES if c not in configs]
+    if missing:
+        shown = ", ".join(configs[:4]) + (", ..." if len(configs) > 4 else "")
+        out.append(f"{len(configs)} of the release's {len(CONFIG_NAMES)} configs ({shown or 'none'})")
+    return out
+
+
+def describe_build(params: dict, configs: list[str]) -> str:
+    """One line saying which build this is: the release, or a local build and how it differs from the release."""
+    from dataset_builder.spec import DATASET_REVISION, HUB_REPO_ID
+
+    diff = release_differences(params, configs)
+    if not diff:
+        return f"the release ({HUB_REPO_ID} {DATASET_REVISION}: every config, at the release's parameters)"
+    return "a local build, not the release: " + "; ".join(diff)
+
+
 def data_provenance(source: str, revision: str | None) -> dict:
     """What results record about their data: the Hub id and revision, or a local build's manifest hash and params."""
     out: dict = {"source": source, "revision": revision}

@@ -56,6 +56,20 @@ PATCH_SIZES: tuple[float, ...] = (14.0, 16.0, 28.0, 32.0)
 #: File names inside a release folder.
 MANIFEST_NAME = "manifest.json"
 README_NAME = "README.md"
+#: The Hub's benchmark file at a release's root: it makes the dataset repository a benchmark (``hub_card.eval_yaml``).
+EVAL_YAML_NAME = "eval.yaml"
+#: The Hub's task ids, one leaderboard on the Hub each: the ids ``eval.yaml`` declares and ``.eval_results`` files
+#: report to. Each is a tag of the G2M tasks (``harness_tasks.answers.catalog.tags``) and a view G2M ranks on: every
+#: zero_shot row, one palette size, or the lite set; the value reported is G2M's re-scored cell accuracy over it.
+HUB_TASKS: dict[str, str] = {
+    "g2m": "every zero_shot grid (the headline)",
+    "g2m_c3": "the zero_shot grids with 3 colours",
+    "g2m_c5": "the zero_shot grids with 5 colours",
+    "g2m_c10": "the zero_shot grids with 10 colours",
+    "g2m_lite": "the zero_shot grids of N <= 12 (the lite set)",
+}
+#: The config and split every Hub task reads.
+HUB_TASK_CONFIG, HUB_TASK_SPLIT = "zero_shot", "test"
 
 #: The format tag of ``g2m probe``'s result.json, which the report and the leaderboard read.
 PROBE_RESULT_FORMAT = "g2m-probe-result/1"
@@ -65,6 +79,8 @@ SWEEP_RESULT_FORMAT = "g2m-probe-sweep/1"
 #: Where the release lives and which tag the harness loads by default.
 HUB_REPO_ID = "grid2matrix/g2m"
 DATASET_REVISION = "v1.0.0"
+#: Seconds ``g2m push`` waits for a connection to the Hub, and for each answer, before giving up (``--timeout``).
+HUB_TIMEOUT = 60.0
 #: ``provenance.content_sha256`` of the release's zero_shot rows (what every leaderboard submission must have run on):
 #: a run is labelled "the release" only when the data it read hashes to this. ``tests/test_provenance.py`` regenerates
 #: it from the seeds and from a local build.

@@ -6,8 +6,10 @@ import argparse
 import sys
 
 from dataset_builder.spec import DEFAULT_RESOLUTION, PATCH_SIZES
+from g2m_base.errors import UsageError
 from g2m_base.flags import add_out, add_quiet
 from g2m_base.untrusted import term
+from leaderboard import hub_results
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -37,11 +39,16 @@ def _submit(args: argparse.Namespace) -> int:
     from leaderboard import model_info
     from leaderboard.submission import write_submission
 
+    if args.eval_results and args.allow_partial:
+        raise UsageError("--eval-results reports to the Hub, which takes only a complete run of the release; a run "
+                         "that needs --allow-partial cannot")
     info = model_info.ask({"params": args.params, "open_weights": args.open_weights, "release_date": args.release_date,
                            "url": args.model_url}, interactive=None if not args.no_input else False)
     path = write_submission(args.run_dir, args.out, allow_partial=args.allow_partial, model_info=info)
     print(f"wrote {term(path)}; check it with: g2m validate {term(path)}\n"
           f"then send it as a pull request adding it under submissions/ in {SUBMISSIONS_URL}")
+    if args.eval_results:  # the Hub's results file: only for a complete run of the release (one line otherwise)
+        print(hub_results.said(hub_results.write_eval_results(path, source_url=args.source_url)))
     return 0
 
 
@@ -107,7 +114,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--release-date", default=None, help="the model's release date, YYYY-MM-DD")
     p.add_argument("--model-url", default=None, help="a link to the model (its Hub page, paper or API docs)")
     p.add_argument("--no-input", action="store_true", help="never prompt for what the flags leave out")
+    p.add_argument("--eval-results", action="store_true", help="also write .eval_results/grid2matrix.yaml for the "
+                                                               "model's Hub repository (a complete run of the release)")
+    p.add_argument("--source-url", default=None, help="with --eval-results: link to the raw outputs")
     p.set_defaults(func=_submit, extra="report")
+    hub_results.register(sub)
 
     p = sub.add_parser("validate", help="check a submission file and re-score every output")
     p.add_argument("file")
