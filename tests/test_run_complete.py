@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from helpers import g2m
 
-from leaderboard.run_reader import RunError, load_run
+from leaderboard.runs.load import RunError, load_run
 
 pytestmark = pytest.mark.slow
 

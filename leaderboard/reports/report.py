@@ -24,11 +24,11 @@ from g2m_base.bounded_json import Rejected, read_json
 from g2m_base.errors import UsageError
 from g2m_base.files import ensure_dir
 from g2m_base.untrusted import plot
-from leaderboard import figures
-from leaderboard import geometry as geo
-from leaderboard.report_page import write_report
-from leaderboard.rescore import by_task, color_bias, confusion_by_palette, heatmaps, score_output, summarise
-from leaderboard.run_reader import load_run
+from leaderboard.reports import figures
+from leaderboard.reports.report_page import write_report
+from leaderboard.rescoring import patch_crossing
+from leaderboard.rescoring.rescore import by_task, color_bias, confusion_by_palette, heatmaps, score_output, summarise
+from leaderboard.runs.load import load_run
 
 
 @dataclass(frozen=True)
@@ -189,7 +189,7 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str
     conf = confusion_by_palette(scored)
     bias = {c: color_bias(m) for c, m in conf.items()}
     figs["confusion"] = figures.confusion(conf, bias, out / "confusion.png", f"{model}: colour confusion per palette size")
-    align = [geo.alignment(hms, counts, p, options.input_size) for p in options.patches]
+    align = [patch_crossing.alignment(hms, counts, p, options.input_size) for p in options.patches]
     figs["alignment"] = figures.alignment(align, out / "patch_alignment.png",
                                           f"{model}: patch alignment within each grid size")
     gap = [{"grid_size": n, "num_colors": c, "probe": label, "probe_cell_accuracy": curve[n],

@@ -1,5 +1,5 @@
 // The leaderboard's boards: every row travels once as JSON (#board-data); only the page in view is drawn, sorted
-// and filtered over all rows. Written by leaderboard/site_page.py; cells are built with DOM calls, never as markup.
+// and filtered over all rows. Written by leaderboard/site/index_page.py; cells are built with DOM calls, never as markup.
 var DATA = JSON.parse(document.getElementById('board-data').textContent);
 var query = '';
 function cell(tr, cls, v, build) {

@@ -20,14 +20,14 @@ from dataset_builder.spec import PATCH_SIZES
 from g2m_base.errors import UsageError
 from g2m_base.files import atomic_write_text, ensure_dir, folder_lock
 from g2m_base.untrusted import esc, plot, term
-from leaderboard import figures
-from leaderboard import geometry as geo
-from leaderboard.cache import CACHE_DIR, Cache, file_digest
-from leaderboard.html import fmt, fmt_ci, page, table
-from leaderboard.rescore import by_task, color_bias, confusion_by_palette, heatmaps, summarise
-from leaderboard.site_page import VIEWS, write_index
-from leaderboard.site_rows import BASELINES, baseline_rows, cached_form, slug, summaries, well_formed
-from leaderboard.submission import Validation, validate
+from leaderboard.pages.html import fmt, fmt_ci, page, table
+from leaderboard.reports import figures
+from leaderboard.rescoring import patch_crossing
+from leaderboard.rescoring.rescore import by_task, color_bias, confusion_by_palette, heatmaps, summarise
+from leaderboard.site.cache import CACHE_DIR, Cache, file_digest
+from leaderboard.site.index_page import VIEWS, write_index
+from leaderboard.site.rows import BASELINES, baseline_rows, cached_form, slug, summaries, well_formed
+from leaderboard.submissions.submission import Validation, validate
 
 LOCK_NAME = "build.lock"  # beside the cache entries, never pruned with them (not a .json entry)
 
@@ -58,7 +58,7 @@ def _model_page(row: dict, folder: Path) -> str:
             figures.heatmap_grid(hms, counts, assets / "heatmaps.png", f"{title}: accuracy of each cell", 16),
             figures.confusion(conf, {c: color_bias(m) for c, m in conf.items()}, assets / "confusion.png",
                               f"{title}: colour confusion per palette size"),
-            figures.alignment([geo.alignment(hms, counts, p) for p in PATCH_SIZES], assets / "patch_alignment.png",
+            figures.alignment([patch_crossing.alignment(hms, counts, p) for p in PATCH_SIZES], assets / "patch_alignment.png",
                               f"{title}: patch alignment within each grid size")]
     meta_rows = [[k, json.dumps(v) if not isinstance(v, str) else v] for k, v in _flat(row["meta"]).items()]
     rows = [[str(n), str(c), fmt_ci(s["exact_match"], s["exact_match_ci"]), fmt_ci(s["cell_accuracy"], s["cell_accuracy_ci"]),
@@ -102,7 +102,7 @@ def _build_site(submissions: Path, out: Path, progress: bool) -> dict:
     another file's outputs or claims a built-in baseline's name is listed as rejected with its reason; it never stops
     the rest of the site. Each submission is rendered as soon as it is scored and only its summary is kept, so
     memory does not grow with the number of submissions. What a file gave is cached in ``OUT/.g2m-cache``
-    (``leaderboard.cache``): building into the same folder again scores only new or changed files."""
+    (``leaderboard.site.cache``): building into the same folder again scores only new or changed files."""
     ensure_dir(out / "models")  # a bad output folder fails before any submission is scored
     ensure_dir(out / "raw")
     files = sorted(p for p in submissions.iterdir() if p.name.endswith((".json", ".json.gz")))

@@ -15,9 +15,9 @@ from dataset_builder.spec import README_NAME, SUBMISSIONS_REPO_ID, SUBMISSIONS_U
 from g2m_base.files import atomic_write_text
 from g2m_base.untrusted import esc
 from g2m_base.untrusted import md as md_text
-from leaderboard import front_figure
-from leaderboard.html import fmt, md_table, page, table
-from leaderboard.submission import RELEASE
+from leaderboard.pages.html import fmt, md_table, page, table
+from leaderboard.site import front_figure
+from leaderboard.submissions.submission import RELEASE
 
 VIEWS = ("all", "c3", "c5", "c10")
 VIEW_NAMES = {"all": "All palettes", "c3": "C = 3", "c5": "C = 5", "c10": "C = 10"}

@@ -16,7 +16,7 @@ from harness_tasks.answers.paper import STRATEGY_NAMES as PAPER_STRATEGY_NAMES
 from harness_tasks.answers.parsing import STRATEGY_NAMES
 from harness_tasks.answers.score import METRICS
 from harness_tasks.with_vlmevalkit.files import EXCEL_CELL_LIMIT
-from leaderboard.html import fmt, fmt_ci, md_table, page, table
+from leaderboard.pages.html import fmt, fmt_ci, md_table, page, table
 
 #: The per-cell rates of the CSV and the tables: every metric but the strict cell accuracy (a column of its own).
 RATES = tuple(m for m in METRICS if m != "cell_accuracy_strict")

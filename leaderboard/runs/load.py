@@ -15,7 +15,7 @@ from g2m_base.errors import G2MError
 from harness_tasks import model_name
 from harness_tasks.answers.catalog import task_info
 from harness_tasks.answers.score import REQUEST_FAILED
-from leaderboard.rescore import truth_matrix, zero_shot_truth
+from leaderboard.rescoring.rescore import truth_matrix, zero_shot_truth
 
 _RESULTS = re.compile(r"^results_(?P<date>.+)\.json$")
 #: The finish reasons a run's samples may report (anything else is ignored, never trusted).
