@@ -69,7 +69,7 @@ def test_each_command_names_its_own_extra(blocked, argv, extra):
 
 def test_every_user_facing_error_class_is_a_g2m_error():
     from harness_tasks.evaluate import EvalSpec  # noqa: F401
-    from leaderboard.runs.load import RunError
+    from leaderboard.runs.run import RunError
     from leaderboard.submissions.submission import Rejected
     from probing.features import CacheMismatch
 

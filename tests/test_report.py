@@ -10,7 +10,8 @@ from helpers import g2m
 from PIL import Image
 
 from leaderboard.reports.report import ReportOptions, build_report
-from leaderboard.runs.load import RunError, load_run
+from leaderboard.runs.load import load_run
+from leaderboard.runs.run import RunError
 
 pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
 

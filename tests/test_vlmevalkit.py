@@ -27,7 +27,8 @@ from harness_tasks.with_vlmevalkit.files import (
     tsv_rows,
 )
 from leaderboard.rescoring.rescore import truth_matrix, zero_shot_truth
-from leaderboard.runs.load import RunError, load_run
+from leaderboard.runs.load import load_run
+from leaderboard.runs.run import RunError
 
 pd = pytest.importorskip("pandas")
 REASONING = 44_752  # the length of the answer that was cut in the real run: long reasoning, then the right grid
