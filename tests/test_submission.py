@@ -217,7 +217,7 @@ def test_submit_writes_the_run_and_its_metadata(random_run, tmp_path):
     v = validate(write_file(tmp_path, full))
     assert v.ok and v.data == LOCAL
     ran = [s for s in v.scored if s.id in have]
-    assert len(ran) == 90 and sum(s.exact_match for s in ran) == 0 and 0.1 < sum(s.cell_accuracy for s in ran) / 90 < 0.4
+    assert len(ran) == 90 and sum(s.score.exact_match for s in ran) == 0 and 0.1 < sum(s.score.cell_accuracy for s in ran) / 90 < 0.4
 
 
 @pytest.mark.slow

@@ -236,11 +236,12 @@ def failed_examples(run, scored: list, per_n: int = 3, chars: int = 400) -> dict
     text = {s.id: s.output for s in run.samples}
     wrong: dict[int, list] = {}
     for r in scored:
-        if r.exact_match != 1.0:
+        if r.score.exact_match != 1.0:
             wrong.setdefault(r.grid_size, []).append(r)
     out: dict[str, list[dict]] = {}
     for n, rows in sorted(wrong.items()):
-        rows.sort(key=lambda r: (not r.request_failed, not r.parse_failed, not r.truncated, r.cell_accuracy, r.id))
+        rows.sort(key=lambda r: (not r.score.request_failed, not r.score.parse_failed, not r.score.truncated,
+                                 r.score.cell_accuracy, r.id))
         picked, palettes = [], set()
         for r in rows + rows:  # first pass: one per palette; second: fill up
             if len(picked) == per_n:
@@ -249,7 +250,8 @@ def failed_examples(run, scored: list, per_n: int = 3, chars: int = 400) -> dict
                 picked.append(r)
                 palettes.add(r.num_colors)
         out[str(n)] = [{"id": r.id, "strategy": r.score.strategy, "reason": r.score.reason or "",
-                        "cell_accuracy": r.cell_accuracy, "truncated": r.truncated, "request_failed": r.request_failed,
+                        "cell_accuracy": r.score.cell_accuracy, "truncated": r.score.truncated,
+                        "request_failed": r.score.request_failed,
                         "chars": len(text.get(r.id, "")),
                         "text": text.get(r.id, "")[:chars] + (" ..." if len(text.get(r.id, "")) > chars else "")}
                        for r in picked]
