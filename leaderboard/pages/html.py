@@ -1,25 +1,46 @@
-"""Minimal, escaped HTML and markdown building blocks for the report and the static leaderboard site.
+"""Pages escaped by default, and the markdown beside them, for the report and the static leaderboard site.
 
-Every value that comes from a run or a submission is escaped: a model name is data, never markup, in HTML
-(``esc``) and in markdown (``md_table``, ``untrusted.md``) alike.
+Every HTML page is a Jinja2 template (``templates/*.html.j2`` of the room that writes it, extending ``page.html.j2``
+here) rendered with autoescape on: a value is escaped as HTML (quotes too) unless the code marks it ``Markup``, which
+only HTML we generated ourselves may be (a board row rendered by its own template). Before escaping, every value is
+made safe to show (``untrusted.term``: control characters and lone surrogates written as escapes, long text cut), the
+rule ``untrusted.esc`` applies. Markdown cells are escaped by ``untrusted.md``.
 """
 
 from __future__ import annotations
 
 import math
+from functools import cache
+from pathlib import Path
 
-from g2m_base.untrusted import esc, md
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 
-STYLE = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1100px;padding:0 1rem;color:#222}
-table{border-collapse:collapse;margin:1rem 0;font-size:.9rem}th,td{border:1px solid #ccc;padding:.3rem .55rem;text-align:right}
-th{background:#f3f3f3;cursor:default}td.text,th.text{text-align:left}img{max-width:100%;height:auto;border:1px solid #eee}
-th.sortable{cursor:pointer}th.sortable:after{content:" \\2195";color:#999}.badge{font-size:.75rem;padding:.05rem .35rem;
-border-radius:.3rem;background:#eee;margin-left:.3rem}.reported{color:#666;font-style:italic}.baseline{background:#fafaf0}
-.muted{color:#777;font-size:.85rem}.banner{background:#fff8e1;border:1px solid #e0c97f;padding:.5rem .8rem;border-radius:.3rem}
-pre{white-space:pre-wrap;word-break:break-all;background:#f7f7f7;padding:.5rem;font-size:.8rem;max-height:12rem;overflow:auto}
-"""
+from g2m_base.untrusted import md, term
 
+TEMPLATES = Path(__file__).with_name("templates")
+MAX_TEXT = 20_000  # characters of one value shown on a page (``untrusted.esc``'s limit)
+
+
+def _shown(value: object) -> object:
+    """Jinja's ``finalize``: every value but our own ``Markup`` as ``untrusted.term`` shows it, escaped next."""
+    return value if isinstance(value, Markup) else term(value, MAX_TEXT)
+
+
+@cache
+def environment(folder: Path) -> Environment:
+    """The environment of one room's templates (``folder``), with this room's frame and macros beside them."""
+    env = Environment(loader=FileSystemLoader([folder, TEMPLATES]), finalize=_shown, undefined=StrictUndefined,
+                      autoescape=select_autoescape(default_for_string=True, default=True), keep_trailing_newline=True,
+                      trim_blocks=True, lstrip_blocks=True)
+    env.policies["json.dumps_kwargs"] = {"ensure_ascii": True, "separators": (",", ":")}
+    env.filters.update(fmt=fmt, fmt_ci=fmt_ci)
+    return env
+
+
+def render(folder: Path, template: str, **values) -> str:
+    """``template`` of the room whose templates are in ``folder``, rendered with ``values``."""
+    return environment(folder).get_template(template).render(**values)
 
 
 def fmt(value: float | None, digits: int = 3) -> str:
@@ -30,20 +51,6 @@ def fmt(value: float | None, digits: int = 3) -> str:
 
 def fmt_ci(value: float, ci: tuple[float, float]) -> str:
     return f"{fmt(value)} [{fmt(ci[0])}, {fmt(ci[1])}]"
-
-
-def page(title: str, body: str, script: str = "") -> str:
-    return (f"<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{esc(title)}</title>"
-            f"<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><link rel=\"icon\" href=\"data:,\"><style>{STYLE}</style></head>"
-            f"<body>\n{body}\n{f'<script>{script}</script>' if script else ''}</body></html>\n")
-
-
-def table(headers: list[str], rows: list[list[str]], text_cols: int = 1, attrs: str = "") -> str:
-    """An HTML table; cells are escaped here, so pass plain text."""
-    head = "".join(f"<th class=\"{'text' if i < text_cols else ''}\">{esc(h)}</th>" for i, h in enumerate(headers))
-    body = "".join("<tr>" + "".join(f"<td class=\"{'text' if i < text_cols else ''}\">{esc(c)}</td>"
-                                    for i, c in enumerate(row)) + "</tr>" for row in rows)
-    return f"<table {attrs}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def md_table(headers: list[str], rows: list[list[str]]) -> str:
