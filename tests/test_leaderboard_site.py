@@ -247,8 +247,9 @@ def crowded(tmp_path_factory):
 
     from harness_tasks.answers.parsing import format_answer
     from leaderboard.rescoring.rescore import score_output, truth_matrix, zero_shot_truth
-    from leaderboard.site.build import REPORTED, summaries
+    from leaderboard.site.build import REPORTED
     from leaderboard.site.index_page import VIEWS, write_index
+    from leaderboard.site.rows import summaries
 
     first = {}
     for t in zero_shot_truth().values():
