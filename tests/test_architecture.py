@@ -170,7 +170,6 @@ CONSTANTS = [
     (r"^class HarnessError\b", "HarnessError"),
     (r"n\{[^}]*:02d\}_c\{", "cell_key"),
     (r"(?<![\w.])99\b", "MAX_GRID_SIZE"),
-    (r"html\.escape\(.*quote=True", "esc"),
     (r"\"exact_match\", \"cell_accuracy\", \"cell_accuracy_strict\", \"parse_failed\"", "METRICS"),
     (r"serves \{len\(names\)\} models", "served_model"),
     (r"^class ModelArgs\b", "ModelArgs"),

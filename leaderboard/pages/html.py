@@ -3,8 +3,8 @@
 Every HTML page is a Jinja2 template (``templates/*.html.j2`` of the room that writes it, extending ``page.html.j2``
 here) rendered with autoescape on: a value is escaped as HTML (quotes too) unless the code marks it ``Markup``, which
 only HTML we generated ourselves may be (a board row rendered by its own template). Before escaping, every value is
-made safe to show (``untrusted.term``: control characters and lone surrogates written as escapes, long text cut), the
-rule ``untrusted.esc`` applies. Markdown cells are escaped by ``untrusted.md``.
+made safe to show (``untrusted.term``: control characters and lone surrogates written as escapes, long text cut).
+Markdown cells are escaped by ``untrusted.md``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from markupsafe import Markup
 from g2m_base.untrusted import md, term
 
 TEMPLATES = Path(__file__).with_name("templates")
-MAX_TEXT = 20_000  # characters of one value shown on a page (``untrusted.esc``'s limit)
+MAX_TEXT = 20_000  # characters of one value shown on a page
 
 
 def _shown(value: object) -> object:
