@@ -35,7 +35,7 @@ import numpy as np  # noqa: E402
 
 from dataset_builder.spec import DATASET_REVISION, HUB_REPO_ID, RELEASE_CONTENT_SHA256  # noqa: E402
 from harness_tasks.answers.parsing import format_answer  # noqa: E402
-from leaderboard.rescore import truth_matrix, zero_shot_truth  # noqa: E402
+from leaderboard.rescoring.rescore import truth_matrix, zero_shot_truth  # noqa: E402
 
 MAX_RATIO, MAX_ADD_SECONDS = 0.4, 15.0
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -110,9 +110,9 @@ def index_at_scale(site: Path, rows: int) -> tuple[int, float | None]:
     """Write the index of ``site`` again with ``rows`` rows (copies of its rows under other names): its size, and the
     seconds Chromium takes to open it and draw the first page, if Chromium is installed."""
     from g2m_base.bounded_json import read_json
-    from leaderboard.cache import MAX_ENTRY_BYTES, Cache
-    from leaderboard.site_page import write_index
-    from leaderboard.site_rows import well_formed
+    from leaderboard.site.cache import MAX_ENTRY_BYTES, Cache
+    from leaderboard.site.index_page import write_index
+    from leaderboard.site.rows import well_formed
 
     cache, built = Cache(site, well_formed), []
     for p in sorted((site / ".g2m-cache").glob("*.json")):  # the rows as a rebuild reads them from the cache
@@ -122,7 +122,7 @@ def index_at_scale(site: Path, rows: int) -> tuple[int, float | None]:
     many = [{**r, "name": f"{r['name']}-{k}"} for k in range(rows // len(built) + 1) for r in built][:rows]
     out = site.parent / "index-at-scale"
     out.mkdir(exist_ok=True)
-    write_index(out, many, json.loads((REPO / "leaderboard" / "reported.json").read_text()), [])
+    write_index(out, many, json.loads((REPO / "leaderboard" / "site" / "reported.json").read_text()), [])
     size = (out / "index.html").stat().st_size
     if not Path(CHROMIUM).exists():
         return size, None

@@ -54,11 +54,6 @@ def md(text: object, limit: int = 300) -> str:
     return _MD_SPECIAL.sub(r"\\\1", html.escape(term(text, limit), quote=False))
 
 
-def esc(value: object, limit: int = 20_000) -> str:
-    """Text for HTML: control characters and lone surrogates shown as escapes, then HTML-escaped (quotes too)."""
-    return html.escape(term(value, limit), quote=True)
-
-
 def plot(text: object, limit: int = 120) -> str:
     """``text`` for a matplotlib title or label: no control characters, no mathtext."""
     return term(text, limit).replace("$", r"\$")

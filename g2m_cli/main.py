@@ -45,7 +45,7 @@ def make_parser() -> argparse.ArgumentParser:
 
 
 def _end_to_end(run_dir: str, grid_size: int, num_colors: int) -> dict:
-    from leaderboard.report import end_to_end
+    from leaderboard.reports.report import end_to_end
 
     return end_to_end(run_dir, grid_size, num_colors)
 

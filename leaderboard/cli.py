@@ -9,13 +9,13 @@ from dataset_builder.spec import DEFAULT_RESOLUTION, PATCH_SIZES
 from g2m_base.errors import UsageError
 from g2m_base.flags import add_out, add_quiet
 from g2m_base.untrusted import term
-from leaderboard import hub_results
+from leaderboard.submissions import hub_results
 
 
 def _report(args: argparse.Namespace) -> int:
     import matplotlib  # noqa: F401  (say that the report extra is missing before any work, not after it)
 
-    from leaderboard.report import ReportOptions, build_report
+    from leaderboard.reports.report import ReportOptions, build_report
 
     opts = ReportOptions(patches=tuple(args.patches), input_size=args.input_size, overlay_patch=args.overlay_patch,
                          allow_partial=args.allow_partial)
@@ -36,8 +36,8 @@ def _report(args: argparse.Namespace) -> int:
 
 def _submit(args: argparse.Namespace) -> int:
     from dataset_builder.spec import SUBMISSIONS_URL
-    from leaderboard import model_info
-    from leaderboard.submission import write_submission
+    from leaderboard.submissions import model_info
+    from leaderboard.submissions.submission import write_submission
 
     if args.eval_results and args.allow_partial:
         raise UsageError("--eval-results reports to the Hub, which takes only a complete run of the release; a run "
@@ -55,7 +55,7 @@ def _submit(args: argparse.Namespace) -> int:
 def _validate(args: argparse.Namespace) -> int:
     from g2m_base.files import atomic_write_text, output_file
     from g2m_base.untrusted import strict_json
-    from leaderboard.submission import validate
+    from leaderboard.submissions.submission import validate
 
     out = output_file(args.out, inputs=(args.file,)) if args.out is not None else None  # before hours of re-scoring
     v = validate(args.file)
@@ -77,7 +77,7 @@ def _validate(args: argparse.Namespace) -> int:
 def _build(args: argparse.Namespace) -> int:
     import matplotlib  # noqa: F401  (the site draws figures: fail before validating anything)
 
-    from leaderboard.site import build_site
+    from leaderboard.site.build import build_site
 
     res = build_site(args.submissions, args.out, progress=not args.quiet)
     print(f"built {term(res['output_dir'])}/index.html: {res['submissions']} accepted submissions, "

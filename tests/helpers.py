@@ -41,7 +41,7 @@ def g2m(*args: str, check: bool = False, timeout: float = 600, **kw) -> subproce
 def submission_doc(output=None, **changes) -> dict:
     """A submission of every zero_shot id; ``output(truth)`` gives each answer (default: the correct one)."""
     from harness_tasks.answers.parsing import format_answer
-    from leaderboard.rescore import truth_matrix, zero_shot_truth
+    from leaderboard.rescoring.rescore import truth_matrix, zero_shot_truth
 
     output = output or (lambda t: format_answer(truth_matrix(t)))
     records = [{"id": i, "output": output(t)} for i, t in zero_shot_truth().items()]

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from harness_tasks.answers.parsing import format_answer
-from leaderboard import figures
-from leaderboard import geometry as geo
-from leaderboard.rescore import color_bias, confusion_by_palette, heatmaps, score_output
+from leaderboard.reports import figures
+from leaderboard.rescoring import patch_crossing
+from leaderboard.rescoring.rescore import color_bias, confusion_by_palette, heatmaps, score_output
 
 
 def _rows(num_colors: int, answer_of, grids: int = 40, n: int = 6, seed: int = 0) -> list:
@@ -64,7 +64,7 @@ def test_every_figure_is_png_and_svg(tmp_path):
     conf = confusion_by_palette(rows)
     names = [figures.heatmap_grid(hms, counts, tmp_path / "h.png", "title", 16),
              figures.confusion(conf, {c: color_bias(m) for c, m in conf.items()}, tmp_path / "c.png", "title"),
-             figures.alignment([geo.alignment(hms, counts, p) for p in (14, 16)], tmp_path / "a.png", "title")]
+             figures.alignment([patch_crossing.alignment(hms, counts, p) for p in (14, 16)], tmp_path / "a.png", "title")]
     for name in names:
         png, svg = tmp_path / name, (tmp_path / name).with_suffix(".svg")
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and b"<svg" in svg.read_bytes()[:500]

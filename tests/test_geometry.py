@@ -7,7 +7,7 @@ import pytest
 
 from dataset_builder.render import cell_layout
 from g2m_base.stats import bootstrap_mean, wilson
-from leaderboard.geometry import alignment, crossing_fraction
+from leaderboard.rescoring.patch_crossing import alignment, crossing_fraction
 
 
 def _brute_force(n: int, patch: float, input_size: float) -> np.ndarray:

@@ -25,8 +25,8 @@ from dataset_builder.render import decode_matrix
 from g2m_base.errors import UsageError
 from harness_tasks.answers.parsing import format_answer
 from harness_tasks.evaluate import EvalSpec, run_eval
-from leaderboard.report import build_report
-from leaderboard.submission import write_submission
+from leaderboard.reports.report import build_report
+from leaderboard.submissions.submission import write_submission
 
 pytestmark = pytest.mark.slow
 HARNESSES = ["lm-eval", "lmms-eval", "inspect"]

@@ -45,7 +45,7 @@ def test_eval_yaml_follows_the_hubs_rules_with_one_task_per_leaderboard():
 @pytest.mark.slow
 def test_every_hub_task_is_a_tag_of_the_g2m_tasks_and_a_view_the_board_ranks_on():
     from harness_tasks.answers.catalog import tags
-    from leaderboard.site_page import VIEWS
+    from leaderboard.site.index_page import VIEWS
 
     assert set(HUB_TASKS) <= set(tags())
     assert {"g2m" if v == "all" else f"g2m_{v}" for v in VIEWS} <= set(HUB_TASKS)
@@ -107,7 +107,7 @@ def test_the_build_writes_lists_and_verifies_eval_yaml(small_release, tmp_path):
 
 def _wrong_for_three_colours(truth):
     from harness_tasks.answers.parsing import format_answer
-    from leaderboard.rescore import truth_matrix
+    from leaderboard.rescoring.rescore import truth_matrix
 
     return "no matrix here" if truth.num_colors == 3 else format_answer(truth_matrix(truth))
 

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from helpers import REPO, g2m, submission_doc, write_file
 
-import leaderboard.cache as cache_module
-import leaderboard.site as site_module
-from leaderboard.cache import CACHE_DIR, Cache
-from leaderboard.site import build_site
-from leaderboard.site_rows import slug, well_formed
+import leaderboard.site.build as site_module
+import leaderboard.site.cache as cache_module
+from leaderboard.site.build import build_site
+from leaderboard.site.cache import CACHE_DIR, Cache
+from leaderboard.site.rows import slug, well_formed
 
 
 def _entry(site: Path, source: str) -> Path:
@@ -169,7 +169,7 @@ def _page_file(site: Path, name: str) -> Path:
     lambda site, a, b: _page_file(site, "Cheap-VLM").write_bytes(b"not the figure"),  # its page changed on disk
 ], ids=["corrupt", "foreign", "path outside", "file outside", "another name", "impossible score", "page file changed"])
 def test_a_bad_entry_is_scored_again_and_the_site_is_the_same(again, damage):
-    from leaderboard.cache import file_digest
+    from leaderboard.site.cache import file_digest
 
     subs, site, calls = again
     before = _published(site)

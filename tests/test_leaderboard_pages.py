@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from dataset_builder.configs import ZERO_SHOT_SIZES
-from leaderboard.rescore import summarise
-from leaderboard.site_page import PAGE_ROWS, VIEWS, write_index
+from leaderboard.rescoring.rescore import summarise
+from leaderboard.site.index_page import PAGE_ROWS, VIEWS, write_index
 
 pytestmark = pytest.mark.slow  # starts a browser
 
@@ -47,7 +47,7 @@ def _row(k: int) -> dict:
 @pytest.fixture(scope="module")
 def index(tmp_path_factory):
     out = tmp_path_factory.mktemp("board")
-    reported = json.loads((Path(__file__).parents[1] / "leaderboard" / "reported.json").read_text())
+    reported = json.loads((Path(__file__).parents[1] / "leaderboard" / "site" / "reported.json").read_text())
     write_index(out, [_row(k) for k in range(ROWS)], reported, [])
     return (out / "index.html").as_uri()
 

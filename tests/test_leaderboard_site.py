@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from helpers import submission_doc, write_file
 
-import leaderboard.site as site_module
-from leaderboard.site import build_site
+import leaderboard.site.build as site_module
+from leaderboard.site.build import build_site
 
 pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
 
@@ -246,9 +246,10 @@ def crowded(tmp_path_factory):
     import numpy as np
 
     from harness_tasks.answers.parsing import format_answer
-    from leaderboard.rescore import score_output, truth_matrix, zero_shot_truth
-    from leaderboard.site import REPORTED, summaries
-    from leaderboard.site_page import VIEWS, write_index
+    from leaderboard.rescoring.rescore import score_output, truth_matrix, zero_shot_truth
+    from leaderboard.site.build import REPORTED
+    from leaderboard.site.index_page import VIEWS, write_index
+    from leaderboard.site.rows import summaries
 
     first = {}
     for t in zero_shot_truth().values():

@@ -15,7 +15,7 @@ from dataset_builder.generate import RenderOptions
 from dataset_builder.provenance import dataset_content_sha256, generated_content_sha256
 from dataset_builder.spec import RELEASE_CONTENT_SHA256
 from harness_tasks.evaluate import EvalSpec, run_eval
-from leaderboard.submission import LOCAL, RELEASE, validate, write_submission
+from leaderboard.submissions.submission import LOCAL, RELEASE, validate, write_submission
 
 pytestmark = pytest.mark.slow  # builds and hashes the whole zero_shot config
 

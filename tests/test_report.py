@@ -9,8 +9,9 @@ import pytest
 from helpers import g2m
 from PIL import Image
 
-from leaderboard.report import ReportOptions, build_report
-from leaderboard.run_reader import RunError, load_run
+from leaderboard.reports.report import ReportOptions, build_report
+from leaderboard.runs.load import load_run
+from leaderboard.runs.run import RunError
 
 pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from helpers import g2m
 
-from leaderboard.run_reader import RunError, load_run
+from leaderboard.runs.load import load_run
+from leaderboard.runs.run import RunError
 
 pytestmark = pytest.mark.slow
 

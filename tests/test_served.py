@@ -23,8 +23,8 @@ from g2m_base.bounded_json import Rejected
 from harness_tasks.answers.budget import max_gen_toks
 from harness_tasks.answers.parsing import format_answer
 from harness_tasks.evaluate import EvalSpec, run_eval
-from leaderboard.report import build_report
-from leaderboard.submission import write_submission
+from leaderboard.reports.report import build_report
+from leaderboard.submissions.submission import write_submission
 
 pytestmark = pytest.mark.slow
 

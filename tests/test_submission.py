@@ -18,8 +18,8 @@ from helpers import g2m, submission_doc, write_file
 
 from dataset_builder.spec import RELEASE_CONTENT_SHA256
 from harness_tasks.answers.parsing import format_answer
-from leaderboard.rescore import truth_matrix
-from leaderboard.submission import (
+from leaderboard.rescoring.rescore import truth_matrix
+from leaderboard.submissions.submission import (
     LOCAL,
     MAX_FILE_BYTES,
     MAX_OUTPUT_CHARS,
@@ -190,7 +190,7 @@ def test_memory_stays_bounded_for_inputs_that_would_explode(tmp_path):
     }
     for name, raw in cases.items():
         path = write_file(tmp_path, raw, f"{name.replace(' ', '_')}.json")
-        code = ("import re\nfrom leaderboard.submission import validate\n"
+        code = ("import re\nfrom leaderboard.submissions.submission import validate\n"
                 f"v = validate({str(path)!r})\nprint(v.reason)\n"  # VmHWM: this process's peak, since its exec
                 "print(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1))")
         res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
@@ -217,7 +217,7 @@ def test_submit_writes_the_run_and_its_metadata(random_run, tmp_path):
     v = validate(write_file(tmp_path, full))
     assert v.ok and v.data == LOCAL
     ran = [s for s in v.scored if s.id in have]
-    assert len(ran) == 90 and sum(s.exact_match for s in ran) == 0 and 0.1 < sum(s.cell_accuracy for s in ran) / 90 < 0.4
+    assert len(ran) == 90 and sum(s.score.exact_match for s in ran) == 0 and 0.1 < sum(s.score.cell_accuracy for s in ran) / 90 < 0.4
 
 
 @pytest.mark.slow
@@ -261,7 +261,7 @@ def test_validate_never_prints_control_characters(tmp_path):
     ("release_date", "2025-10-01\n", "YYYY-MM-DD"),
 ])
 def test_model_info_from_the_submitter_is_checked(field, value, reason):
-    from leaderboard.model_info import check
+    from leaderboard.submissions.model_info import check
 
     with pytest.raises(ValueError, match=re.escape(reason)):
         check({field: value})
@@ -289,7 +289,7 @@ def test_submit_asks_for_model_info_and_records_it(random_run, tmp_path):
     bad = g2m("submit", str(random_run), "--out", str(out), "--allow-partial", "--params", "seven")
     assert bad.returncode == 2 and "model.params must look like" in bad.stderr
     prompted = subprocess.run(  # at a terminal it asks; answers are checked like the flags
-        [sys.executable, "-c", "import sys; from leaderboard.model_info import ask; "
+        [sys.executable, "-c", "import sys; from leaderboard.submissions.model_info import ask; "
          "print(ask({'params': None, 'open_weights': None, 'release_date': None, 'url': None}, interactive=True))"],
         input="12B\ny\n\nhttps://x.org\n", capture_output=True, text=True, timeout=60)
     assert "{'params': '12B', 'open_weights': True, 'url': 'https://x.org'}" in prompted.stdout

@@ -26,8 +26,9 @@ from harness_tasks.with_vlmevalkit.files import (
     read_predictions,
     tsv_rows,
 )
-from leaderboard.rescore import truth_matrix, zero_shot_truth
-from leaderboard.run_reader import RunError, load_run
+from leaderboard.rescoring.rescore import truth_matrix, zero_shot_truth
+from leaderboard.runs.load import load_run
+from leaderboard.runs.run import RunError
 
 pd = pytest.importorskip("pandas")
 REASONING = 44_752  # the length of the answer that was cut in the real run: long reasoning, then the right grid

@@ -73,6 +73,22 @@ class PredictionFile:
     def cut(self) -> list[Prediction]:
         return [p for p in self.rows if p.cut]
 
+    @property
+    def model(self) -> str:
+        """The model, as VLMEvalKit names the file: ``<model>_Grid2Matrix.<suffix>``."""
+        stem = self.path.stem
+        return stem[: -len(f"_{DATASET_NAME}")] if stem.endswith(f"_{DATASET_NAME}") else stem
+
+    @property
+    def results(self) -> dict:
+        """What the file says about its run, in the shape of an lm-eval results file (what reports and submissions
+        read): the model, the harness, the task version, the versions and the data the TSV was exported from."""
+        versions = {k: v for k, v in self.versions.items() if v}
+        return {"config": {"model": "vlmevalkit", "model_args": f"model={self.model}"},
+                "g2m": {"harness": "vlmevalkit", "task_version": self.task_version, "versions": versions,
+                        "data": {"source": "VLMEvalKit TSV from g2m export vlmevalkit",
+                                 "content_sha256": self.content_sha256}}}
+
 
 def image_name(index: int, png: bytes) -> str:
     """``<index>-<16 hex of the PNG's sha256>.png``: a new export with other pixels never meets an old file."""
@@ -224,18 +240,21 @@ def _one(records: list[dict], column: str) -> str | None:
 
 def read_predictions(path: str | Path) -> PredictionFile:
     """Every row of a VLMEvalKit prediction file as (G2M row id, prediction text, request failed, cut), with what the
-    exported TSV recorded (data hash, versions)."""
+    exported TSV recorded (data hash, versions). An id that appears twice is refused: which answer counts is unknown."""
     path = Path(path)
     records = _records(path)
     if not records or "prediction" not in records[0] or "g2m_id" not in records[0]:
         raise UsageError(f"{path.name}: no 'g2m_id' and 'prediction' columns; is it VLMEvalKit's prediction file for "
                          f"the TSV of `g2m export vlmevalkit`?")
     spreadsheet = path.suffix.lower() == ".xlsx"
-    out = []
+    out, seen = [], set()
     for k, r in enumerate(records, 2):
         rid = _text(r.get("g2m_id")).strip()
         if not rid:
             raise UsageError(f"{path.name}: row {k} has no g2m_id")
+        if rid in seen:
+            raise UsageError(f"{path.name}: id {rid} appears more than once")
+        seen.add(rid)
         text = _text(r.get("prediction"))
         out.append(Prediction(rid, text, FAILED_MARK in text, spreadsheet and len(text) >= EXCEL_CELL_LIMIT))
     versions = {"grid2matrix": _one(records, "g2m_version"), "vlmevalkit": _version_of(path)}

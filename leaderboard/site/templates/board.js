@@ -1,54 +1,8 @@
-// The leaderboard's boards: every row travels once as JSON (#board-data); only the page in view is drawn, sorted
-// and filtered over all rows. Written by leaderboard/site_page.py; cells are built with DOM calls, never as markup.
+// The leaderboard's boards: every row travels once as JSON (#board-data), as the HTML the server rendered with the
+// page's own row template (board_row.html.j2, autoescaped) and the sort key of each of its columns (the cells'
+// data-v). Only the page in view is drawn, sorted and filtered over all rows; the script never builds a cell itself.
 var DATA = JSON.parse(document.getElementById('board-data').textContent);
 var query = '';
-function cell(tr, cls, v, build) {
-  var td = document.createElement('td');
-  if (cls) { td.className = cls; }
-  if (v !== null) { td.setAttribute('data-v', v); }
-  build(td);
-  tr.appendChild(td);
-}
-function link(parent, href, text, attrs) {
-  var a = document.createElement('a');
-  a.setAttribute('href', href);
-  a.textContent = text;
-  Object.keys(attrs).forEach(function (k) { a.setAttribute(k, attrs[k]); });
-  parent.appendChild(a);
-  return a;
-}
-function rowOf(r, view) {  // the same cells the page was written with (values and text come from the data)
-  var tr = document.createElement('tr');
-  tr.className = r.kind;
-  tr.setAttribute('data-name', r.name);
-  cell(tr, 'text', r.name, function (td) {
-    link(td, r.page, r.name, {});
-    if (r.url && /^https?:\/\//.test(r.url)) {
-      td.appendChild(document.createTextNode(' '));
-      link(td, r.url, '\u2197', {'class': 'ext', rel: 'noopener nofollow', title: 'model link'});
-    }
-    if (r.kind === 'baseline') {
-      td.appendChild(document.createTextNode(' '));
-      var b = document.createElement('span'); b.className = 'badge'; b.textContent = 'baseline'; td.appendChild(b);
-    }
-  });
-  r.info.forEach(function (v) { cell(tr, 'text', v, function (td) { td.textContent = v || '-'; }); });
-  var vals = r.views[view];
-  vals.slice(0, DATA.scores).forEach(function (c) { cell(tr, '', c[0], function (td) { td.textContent = c[1]; }); });
-  cell(tr, r.raw ? 'text' : 'text muted', null, function (td) {
-    if (r.raw) { link(td, r.raw, 'download', {download: ''}); } else { td.textContent = 'built in'; }
-  });
-  vals.slice(DATA.scores).forEach(function (c) { cell(tr, '', c[0], function (td) { td.textContent = c[1]; }); });
-  return tr;
-}
-function keyOf(r, view, col) {  // the data-v of a column, as the cells carry it
-  if (col === 0) { return r.name; }
-  if (col <= 3) { return r.info[col - 1]; }
-  var k = col - 4, vals = r.views[view];
-  if (k < DATA.scores) { return vals[k][0]; }
-  if (k === DATA.scores) { return null; }
-  return vals[k - 1][0];
-}
 function draw(id) {
   var b = DATA.boards[id], table = document.getElementById(id), body = table.tBodies[0];
   var rows = b.order.map(function (i) { return DATA.rows[i]; }).filter(function (r) {
@@ -56,7 +10,7 @@ function draw(id) {
   });
   if (b.col !== null) {
     rows.sort(function (p, q) {
-      var x = keyOf(p, b.view, b.col), y = keyOf(q, b.view, b.col);
+      var x = p.views[b.view].keys[b.col], y = q.views[b.view].keys[b.col];
       if (x === '' || x === null) { return 1; }
       if (y === '' || y === null) { return -1; }
       var nx = parseFloat(x), ny = parseFloat(y);
@@ -67,8 +21,7 @@ function draw(id) {
   var pages = Math.max(1, Math.ceil(rows.length / DATA.page));
   b.page = Math.min(b.page, pages - 1);
   var shown = rows.slice(b.page * DATA.page, (b.page + 1) * DATA.page);
-  while (body.firstChild) { body.removeChild(body.firstChild); }
-  shown.forEach(function (r) { body.appendChild(rowOf(r, b.view)); });
+  body.innerHTML = shown.map(function (r) { return r.views[b.view].html; }).join('');  // rendered by the server
   var pager = document.getElementById('pager-' + id);
   pager.hidden = pages < 2;
   pager.querySelector('.where').textContent = 'rows ' + (rows.length ? b.page * DATA.page + 1 : 0) + '\u2013' +

@@ -1,6 +1,7 @@
 """The report's files: ``index.html`` and ``index.md`` (figures beside them), ``summary.csv`` with its intervals, and
 ``report.json``. A banner says what the numbers stand on (data, scale, grids per cell, harness, backend, protocol).
-Every value from a run is escaped (HTML, markdown); answer texts are shown as text, never markup.
+Every value from a run is escaped (HTML by the page's template, markdown by ``untrusted.md``); answer texts
+are shown as text, never markup.
 """
 
 from __future__ import annotations
@@ -10,13 +11,15 @@ from pathlib import Path
 
 from dataset_builder.spec import PALETTE, RELEASE_CONTENT_SHA256
 from g2m_base.files import atomic_write_text
-from g2m_base.untrusted import esc, strict_json, term
 from g2m_base.untrusted import md as md_text
+from g2m_base.untrusted import strict_json, term
 from harness_tasks.answers.paper import STRATEGY_NAMES as PAPER_STRATEGY_NAMES
 from harness_tasks.answers.parsing import STRATEGY_NAMES
 from harness_tasks.answers.score import METRICS
 from harness_tasks.with_vlmevalkit.files import EXCEL_CELL_LIMIT
-from leaderboard.html import fmt, fmt_ci, md_table, page, table
+from leaderboard.pages.html import fmt, fmt_ci, md_table, render
+
+TEMPLATES = Path(__file__).with_name("templates")
 
 #: The per-cell rates of the CSV and the tables: every metric but the strict cell accuracy (a column of its own).
 RATES = tuple(m for m in METRICS if m != "cell_accuracy_strict")
@@ -119,21 +122,26 @@ def _sections(report: dict, tasks: dict, overall: dict, options) -> list[tuple[s
     return out
 
 
-def _examples(report: dict) -> tuple[list[str], list[str]]:
-    """Markdown and HTML: a few answers per N that were not exactly right."""
-    md, body = ["## Answers that were not exact", ""], ["<h2>Answers that were not exact</h2>"]
-    for n, items in sorted(report["failed_examples"].items(), key=lambda kv: int(kv[0])):
+def _how(e: dict) -> str:
+    """One line on an answer that was not exact: its id, how it was read, why not."""
+    return (f"{e['id']}: read by {e['strategy']}, cell accuracy {fmt(e['cell_accuracy'])}"
+            + (", truncated" if e["truncated"] else "") + (", request failed" if e["request_failed"] else "")
+            + (f"; {e['reason']}" if e["reason"] else "") + f"; {e['chars']:,} characters")
+
+
+def _examples(report: dict) -> list[tuple[str, list[tuple[str, str]]]]:
+    """A few answers per N that were not exactly right: (N, [(what it was, its text)])."""
+    return [(n, [(_how(e), e["text"]) for e in items])
+            for n, items in sorted(report["failed_examples"].items(), key=lambda kv: int(kv[0])) if items]
+
+
+def _examples_md(examples: list[tuple[str, list[tuple[str, str]]]]) -> list[str]:
+    md = ["## Answers that were not exact", ""] if examples else []
+    for n, items in examples:
         md.append(f"### N = {n}")
-        body.append(f"<h3>N = {esc(n)}</h3>")
-        for e in items:
-            how = (f"{e['id']}: read by {e['strategy']}, cell accuracy {fmt(e['cell_accuracy'])}"
-                   + (", truncated" if e["truncated"] else "") + (", request failed" if e["request_failed"] else "")
-                   + (f"; {e['reason']}" if e["reason"] else "") + f"; {e['chars']:,} characters")
-            md += [md_text(how, 500), "", "```text", term(e["text"], 1000).replace("```", "`\u200b``"), "```", ""]
-            body.append(f"<p class=\"muted\">{esc(how)}</p><pre>{esc(e['text'])}</pre>")
-    if len(md) == 2:
-        return [], []
-    return md, body
+        for how, text in items:
+            md += [md_text(how, 500), "", "```text", term(text, 1000).replace("```", "`\u200b``"), "```", ""]
+    return md
 
 
 def cut_note(report: dict) -> str:
@@ -162,15 +170,14 @@ def write_report(out: Path, report: dict, tasks: dict, overall: dict, run, optio
           *([f"> **Cut by the spreadsheet:** {md_text(cut, 100_000)}", ""] if cut else []),
           f"Run: {md_text(run.results_path.name)}, {len(run.samples):,} samples.", "",
           f"![accuracy against N]({figs['accuracy']})", ""]
-    body = [f"<h1>G2M report: {esc(title)}</h1>", f"<p class=\"banner\">{esc(line)}</p>",
-            *([f"<p class=\"banner\" id=\"cut\"><b>Cut by the spreadsheet:</b> {esc(cut)}</p>"] if cut else []),
-            f"<p class=\"muted\">Run {esc(run.results_path.name)}, {len(run.samples):,} samples. Figures also as SVG "
-            "beside each PNG.</p>", f"<img src=\"{esc(figs['accuracy'])}\" alt=\"accuracy against N\">"]
-    for title, text, h, r, keys in _sections(report, tasks, overall, options):
-        md += [f"## {title}", "", text, ""] + [f"![{k}]({figs[k]})" for k in keys] + ([md_table(h, r), ""] if h else [""])
-        body += [f"<h2>{esc(title)}</h2><p>{esc(text)}</p>"]
-        body += [f"<img src=\"{esc(figs[k])}\" alt=\"{esc(title)}\">" for k in keys]
-        body += [table(h, r, text_cols=0)] if h else []
-    md_ex, body_ex = _examples(report)
-    atomic_write_text(out / "index.md", "\n".join(md + md_ex) + "\n")
-    atomic_write_text(out / "index.html", page(f"G2M report: {run.model}", "\n".join(body + body_ex)))
+    sections = []
+    for heading, text, h, r, keys in _sections(report, tasks, overall, options):
+        md += [f"## {heading}", "", text, ""] + [f"![{k}]({figs[k]})" for k in keys] + ([md_table(h, r), ""] if h else [""])
+        sections.append({"title": heading, "text": text, "figures": [figs[k] for k in keys], "headers": h, "rows": r})
+    examples = _examples(report)
+    atomic_write_text(out / "index.md", "\n".join(md + _examples_md(examples)) + "\n")
+    atomic_write_text(out / "index.html", render(TEMPLATES, "report.html.j2", title=f"G2M report: {run.model}",
+                                                 heading=title, banner=line, cut=cut,
+                                                 results_file=run.results_path.name, samples=len(run.samples),
+                                                 accuracy_figure=figs["accuracy"], sections=sections,
+                                                 examples=examples))

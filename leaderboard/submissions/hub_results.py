@@ -55,8 +55,8 @@ def eval_result_entries(validation, source_url: str) -> list:
     """One ``EvalResultEntry`` per Hub task, from an accepted submission of the release (refused otherwise)."""
     from huggingface_hub import EvalResultEntry
 
-    from leaderboard.rescore import summarise
-    from leaderboard.submission import RELEASE
+    from leaderboard.rescoring.rescore import summarise
+    from leaderboard.submissions.submission import RELEASE
 
     if not validation.ok:
         raise UsageError(f"only a complete run of the release can report to the Hub, and this submission is refused: "
@@ -81,7 +81,7 @@ def write_eval_results(submission: str | Path, out: str | Path | None = None, so
     from huggingface_hub import eval_result_entries_to_yaml
 
     from g2m_base.files import atomic_write_text, output_file
-    from leaderboard.submission import validate
+    from leaderboard.submissions.submission import validate
 
     submission = Path(submission)
     out = output_file(out if out is not None else submission.parent / EVAL_RESULTS_PATH, inputs=(submission,))

@@ -28,9 +28,9 @@ from g2m_base.files import atomic_write_bytes, output_file
 from g2m_base.untrusted import MAX_STRING, check_value, term
 from harness_tasks import ModelArgs
 from harness_tasks.answers.parsing import MAX_ANSWER_CHARS
-from leaderboard import model_info
-from leaderboard.rescore import by_task, score_output, summarise, truth_matrix, zero_shot_truth
-from leaderboard.run_reader import load_run
+from leaderboard.rescoring.rescore import by_task, score_output, summarise, truth_matrix, zero_shot_truth
+from leaderboard.runs.load import load_run
+from leaderboard.submissions import model_info
 
 FORMAT = "g2m-submission/1"
 MAX_OUTPUT_CHARS = MAX_ANSWER_CHARS  # longer outputs could never parse anyway

@@ -16,9 +16,9 @@ from g2m_base.errors import UsageError
 from g2m_base.files import safe_name
 from g2m_base.untrusted import check_value
 from harness_tasks.answers.baselines import oracle_answer, random_answer
-from leaderboard.rescore import score_output, summarise, truth_matrix, zero_shot_truth
-from leaderboard.site_page import VIEWS
-from leaderboard.submission import LOCAL, RELEASE, check_metadata
+from leaderboard.rescoring.rescore import score_output, summarise, truth_matrix, zero_shot_truth
+from leaderboard.site.index_page import VIEWS
+from leaderboard.submissions.submission import LOCAL, RELEASE, check_metadata
 
 
 def slug(name: str, suffix: str = "") -> str:

@@ -45,37 +45,14 @@ def truth_matrix(t: Truth) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Scored:
-    """One output, re-scored: the harness's ``AnswerScore`` with the row it belongs to."""
+    """One output, re-scored: the harness's ``AnswerScore`` (``score``: its metrics, as the harness computed them)
+    with the row it belongs to."""
 
     id: str
     grid_size: int
     num_colors: int
     target: np.ndarray  # (N, N)
     score: AnswerScore
-
-    @property
-    def exact_match(self) -> float:
-        return self.score.exact_match
-
-    @property
-    def cell_accuracy(self) -> float:
-        return self.score.cell_accuracy
-
-    @property
-    def cell_accuracy_strict(self) -> float:
-        return self.score.cell_accuracy_strict
-
-    @property
-    def parse_failed(self) -> bool:
-        return self.score.parse_failed
-
-    @property
-    def truncated(self) -> bool:
-        return self.score.truncated
-
-    @property
-    def request_failed(self) -> bool:
-        return self.score.request_failed
 
     @property
     def mask(self) -> np.ndarray:
@@ -104,12 +81,12 @@ def score_output(sample_id: str, output: object, target, num_colors: int, finish
 def summarise(rows: list[Scored]) -> dict:
     """Scores of a group of outputs, each with its 95% interval."""
     n = len(rows)
-    em = sum(r.exact_match for r in rows)
-    pf = sum(r.parse_failed for r in rows)
-    tr = sum(r.truncated for r in rows)
-    rf = sum(r.request_failed for r in rows)
-    ca = np.array([r.cell_accuracy for r in rows])
-    strict = np.array([r.cell_accuracy_strict for r in rows])
+    em = sum(r.score.exact_match for r in rows)
+    pf = sum(r.score.parse_failed for r in rows)
+    tr = sum(r.score.truncated for r in rows)
+    rf = sum(r.score.request_failed for r in rows)
+    ca = np.array([r.score.cell_accuracy for r in rows])
+    strict = np.array([r.score.cell_accuracy_strict for r in rows])
     return {
         "n": n,
         "exact_match": em / n if n else math.nan, "exact_match_ci": wilson(em, n),
@@ -143,7 +120,7 @@ def confusion(rows: Iterable[Scored], num_values: int = 10) -> np.ndarray:
     of parsed outputs."""
     conf = np.zeros((num_values, num_values + 1), dtype=np.int64)
     for r in rows:
-        if r.parse_failed:
+        if r.score.parse_failed:
             continue
         true = r.target.reshape(-1)
         pred = r.pred.reshape(-1)

@@ -24,11 +24,11 @@ from g2m_base.bounded_json import Rejected, read_json
 from g2m_base.errors import UsageError
 from g2m_base.files import ensure_dir
 from g2m_base.untrusted import plot
-from leaderboard import figures
-from leaderboard import geometry as geo
-from leaderboard.report_page import write_report
-from leaderboard.rescore import by_task, color_bias, confusion_by_palette, heatmaps, score_output, summarise
-from leaderboard.run_reader import load_run
+from leaderboard.reports import figures
+from leaderboard.reports.report_page import write_report
+from leaderboard.rescoring import patch_crossing
+from leaderboard.rescoring.rescore import by_task, color_bias, confusion_by_palette, heatmaps, score_output, summarise
+from leaderboard.runs.load import load_run
 
 
 @dataclass(frozen=True)
@@ -189,7 +189,7 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str
     conf = confusion_by_palette(scored)
     bias = {c: color_bias(m) for c, m in conf.items()}
     figs["confusion"] = figures.confusion(conf, bias, out / "confusion.png", f"{model}: colour confusion per palette size")
-    align = [geo.alignment(hms, counts, p, options.input_size) for p in options.patches]
+    align = [patch_crossing.alignment(hms, counts, p, options.input_size) for p in options.patches]
     figs["alignment"] = figures.alignment(align, out / "patch_alignment.png",
                                           f"{model}: patch alignment within each grid size")
     gap = [{"grid_size": n, "num_colors": c, "probe": label, "probe_cell_accuracy": curve[n],
@@ -236,11 +236,12 @@ def failed_examples(run, scored: list, per_n: int = 3, chars: int = 400) -> dict
     text = {s.id: s.output for s in run.samples}
     wrong: dict[int, list] = {}
     for r in scored:
-        if r.exact_match != 1.0:
+        if r.score.exact_match != 1.0:
             wrong.setdefault(r.grid_size, []).append(r)
     out: dict[str, list[dict]] = {}
     for n, rows in sorted(wrong.items()):
-        rows.sort(key=lambda r: (not r.request_failed, not r.parse_failed, not r.truncated, r.cell_accuracy, r.id))
+        rows.sort(key=lambda r: (not r.score.request_failed, not r.score.parse_failed, not r.score.truncated,
+                                 r.score.cell_accuracy, r.id))
         picked, palettes = [], set()
         for r in rows + rows:  # first pass: one per palette; second: fill up
             if len(picked) == per_n:
@@ -249,7 +250,8 @@ def failed_examples(run, scored: list, per_n: int = 3, chars: int = 400) -> dict
                 picked.append(r)
                 palettes.add(r.num_colors)
         out[str(n)] = [{"id": r.id, "strategy": r.score.strategy, "reason": r.score.reason or "",
-                        "cell_accuracy": r.cell_accuracy, "truncated": r.truncated, "request_failed": r.request_failed,
+                        "cell_accuracy": r.score.cell_accuracy, "truncated": r.score.truncated,
+                        "request_failed": r.score.request_failed,
                         "chars": len(text.get(r.id, "")),
                         "text": text.get(r.id, "")[:chars] + (" ..." if len(text.get(r.id, "")) > chars else "")}
                        for r in picked]

@@ -30,7 +30,7 @@ from g2m_base.files import TEMP_MARK, atomic_write_text
 from g2m_base.untrusted import strict_json
 from harness_tasks.answers.catalog import TASK_VERSION
 from harness_tasks.answers.score import METRICS, PROTOCOLS
-from leaderboard.rescore import summarise
+from leaderboard.rescoring.rescore import summarise
 
 CACHE_DIR = ".g2m-cache"
 ENTRY_FORMAT = "g2m-leaderboard-cache/1"
@@ -45,7 +45,7 @@ _SUMMARY = tuple(summarise([]))
 
 def scorer_version() -> dict:
     """Everything that can move a score or a page: part of every key."""
-    from leaderboard.submission import MAX_OUTPUT_CHARS
+    from leaderboard.submissions.submission import MAX_OUTPUT_CHARS
 
     return {"task_version": TASK_VERSION, "protocols": list(PROTOCOLS), "scorings": SCORINGS, "metrics": list(METRICS),
             "max_output_chars": MAX_OUTPUT_CHARS, "site_format": SITE_FORMAT, "grid2matrix": __version__}

@@ -1,0 +1,43 @@
+"""Checking samples against the release: a logged row must be the row its id names, in the task it was logged for,
+and a VLMEvalKit row's target comes from its id (regenerated from its seed), never from the file. Nothing a run
+writes about its targets is trusted."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from harness_tasks.answers.score import REQUEST_FAILED
+from leaderboard.rescoring.rescore import Truth, truth_matrix, zero_shot_truth
+from leaderboard.runs.run import Sample
+
+
+def check_against_release(s: Sample, task_n: int, task_c: int, truth: dict[str, Truth]) -> None:
+    """Raise ValueError unless ``s`` is the release's row of its id, in the (N, C) task it was logged for."""
+    if (s.grid_size, s.num_colors) != (task_n, task_c):
+        raise ValueError(f"a {s.grid_size}x{s.grid_size}, C={s.num_colors} row in the samples of the "
+                         f"{task_n}x{task_n}, C={task_c} task")
+    t = truth.get(s.id)
+    if t is None:
+        raise ValueError(f"unknown G2M id {s.id[:80]!r}")
+    if (t.grid_size, t.num_colors) != (task_n, task_c):
+        raise ValueError(f"id {s.id} is a {t.grid_size}x{t.grid_size}, C={t.num_colors} row, not of this task")
+    if not np.array_equal(s.target, truth_matrix(t)):
+        raise ValueError(f"the logged target of {s.id} is not the release's row (regenerated from its seed)")
+
+
+def release_samples(rows) -> tuple[list[Sample], list[tuple[str, int]]]:
+    """VLMEvalKit's rows (``harness_tasks.with_vlmevalkit.files.Prediction``) as samples of the release, each target
+    regenerated from its id (an id the release does not hold is a ValueError), and the rows the spreadsheet cut (id,
+    characters kept): those are neither scored nor counted as the model's parse failure."""
+    truth = zero_shot_truth()
+    samples, cut = [], []
+    for p in rows:
+        t = truth.get(p.id)
+        if t is None:
+            raise ValueError(f"unknown G2M id {p.id[:80]!r}")
+        if p.cut and not p.request_failed:
+            cut.append((p.id, len(p.text)))
+            continue
+        samples.append(Sample(p.id, t.grid_size, t.num_colors, truth_matrix(t), "" if p.request_failed else p.text,
+                              finish_reason=REQUEST_FAILED if p.request_failed else None))
+    return samples, cut

@@ -1,0 +1,73 @@
+"""The leaderboard's front-page figure: cell accuracy against grid size N, one line per ranked model, with the chance
+line 1/C of each palette in view (the paper's headline picture, for every submission).
+
+One static SVG per palette tab, written into the page when the site is built (no plotting library in the browser,
+nothing fetched). The ten best models of the tab are drawn; every other ranked model is listed under them, and ticking
+its box draws its line too (a few lines of script toggle what is already in the SVG). Lines follow the board's order
+and colours follow rank, so the legend reads like the table above it. Drawn in a 1,000 x 430 box and scaled to the
+page: at 1,100 px, beside the legend, its labels are about 12 px high. This module computes the numbers; the markup is
+``templates/front_figure.html.j2``, where every name is escaped like any submission's text.
+"""
+
+from __future__ import annotations
+
+import math
+
+from dataset_builder.configs import ZERO_SHOT_COLORS, ZERO_SHOT_SIZES
+
+TOP = 10  # lines drawn before any box is ticked
+#: Ten colours told apart in print and by most colour-blind readers (Tableau 10); models past them cycle with dashes.
+LINE_COLORS = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
+               "#bab0ac")
+BASELINE_COLOR = "#666666"
+W, H = 1000, 430
+LEFT, RIGHT, TOP_PAD, BOTTOM = 70, 18, 16, 58
+
+
+def _x(n: int) -> float:
+    lo, hi = math.log2(ZERO_SHOT_SIZES[0]), math.log2(ZERO_SHOT_SIZES[-1])
+    return LEFT + (math.log2(n) - lo) / (hi - lo) * (W - LEFT - RIGHT)
+
+
+def _y(v: float) -> float:
+    return TOP_PAD + (1 - v) * (H - TOP_PAD - BOTTOM)
+
+
+def _style(rank: int, baseline: bool) -> tuple[str, str]:
+    """(colour, dash pattern) of the line at ``rank`` (0 = best): baselines grey and dashed, others by rank."""
+    if baseline:
+        return BASELINE_COLOR, "6 4"
+    return LINE_COLORS[rank % len(LINE_COLORS)], "" if rank < len(LINE_COLORS) else "8 3 2 3"
+
+
+def _axes(view: str) -> dict:
+    """The grid, the N ticks, the axes and the chance line of each palette in view, as numbers for the template."""
+    grid = [{"x1": LEFT, "x2": W - RIGHT, "y": f"{_y(k / 5):.1f}", "tx": LEFT - 8, "ty": f"{_y(k / 5) + 4:.1f}",
+             "label": f"{k / 5:.1f}"} for k in range(6)]
+    ticks = [{"x": f"{_x(n):.1f}", "y1": H - BOTTOM, "y2": H - BOTTOM + 5, "ty": H - BOTTOM + 22, "label": n}
+             for n in ZERO_SHOT_SIZES]
+    axes = {"left": LEFT, "right": W - RIGHT, "top": TOP_PAD, "bottom": H - BOTTOM, "xlabel_x": (LEFT + W - RIGHT) / 2,
+            "xlabel_y": H - 8, "ylabel_y": (TOP_PAD + H - BOTTOM) / 2}
+    chance = [{"c": c, "x1": LEFT, "x2": W - RIGHT, "y": f"{_y(1 / c):.1f}", "tx": LEFT + 6, "ty": f"{_y(1 / c) - 5:.1f}"}
+              for c in (ZERO_SHOT_COLORS if view == "all" else (int(view[1:]),))]
+    return {"grid": grid, "ticks": ticks, "axes": axes, "chance": chance}
+
+
+def figure(rows: list[dict], view: str, fig_id: str) -> dict:
+    """The figure for one palette tab, for ``front_figure.html.j2``: ``rows`` are the ranked rows (each with
+    ``views[view]``: overall and by_n summaries), drawn best first by the view's cell accuracy, as the board ranks
+    them."""
+    ranked = sorted(rows, key=lambda r: -r["views"][view]["overall"]["cell_accuracy"])
+    lines = []
+    for rank, r in enumerate(ranked):
+        color, dash = _style(rank, r["kind"] == "baseline")
+        by_n = r["views"][view]["by_n"]
+        points = [(n, by_n[n]["cell_accuracy"]) for n in ZERO_SHOT_SIZES
+                  if n in by_n and not math.isnan(by_n[n]["cell_accuracy"])]
+        lines.append({"id": f"{fig_id}-line-{rank}", "name": r["name"], "rank": rank + 1, "shown": rank < TOP,
+                      "color": color, "dash": dash, "points": " ".join(f"{_x(n):.1f},{_y(v):.1f}" for n, v in points),
+                      "marks": [(f"{_x(n):.1f}", f"{_y(v):.1f}") for n, v in points],
+                      "overall": f"{r['views'][view]['overall']['cell_accuracy']:.3f}"})
+    caption = ("Cell accuracy against grid size, one line per ranked model (the ten best drawn; tick a name to draw "
+               "it or hide it), re-scored from the raw outputs; dotted: chance, 1/C.")
+    return {"id": fig_id, "width": W, "height": H, "top": TOP, "lines": lines, "caption": caption, **_axes(view)}

@@ -1,0 +1,145 @@
+"""The leaderboard's index page, CSV and markdown: one board per view (all palettes, then C = 3, 5 and 10), ranked
+by the stated metric best-first, with a sticky model column, a search box, how to submit, and the paper's reported
+numbers in a table of their own. The page is ``templates/index.html.j2`` and each board row ``board_row.html.j2``
+(autoescaped: everything from a submission is text); links are the validated http(s) ones.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from pathlib import Path
+
+from markupsafe import Markup
+
+from dataset_builder.configs import ZERO_SHOT_SIZES
+from dataset_builder.spec import README_NAME, SUBMISSIONS_REPO_ID, SUBMISSIONS_URL
+from g2m_base.files import atomic_write_text
+from g2m_base.untrusted import md as md_text
+from leaderboard.pages.html import fmt, md_table, render
+from leaderboard.site import front_figure
+from leaderboard.submissions.submission import RELEASE
+
+VIEWS = ("all", "c3", "c5", "c10")
+VIEW_NAMES = {"all": "All palettes", "c3": "C = 3", "c5": "C = 5", "c10": "C = 10"}
+RANK_METRIC = "cell accuracy"
+#: (header, where the number comes from, higher is better)
+SCORES = (("cell accuracy", ("overall", "cell_accuracy"), True), ("exact match", ("overall", "exact_match"), True),
+          ("strict cell", ("overall", "cell_accuracy_strict"), True), ("paper cell", ("paper", "cell_accuracy"), True),
+          ("paper exact", ("paper", "exact_match"), True), ("parse failed", ("overall", "parse_failed"), False),
+          ("truncated", ("overall", "truncated"), False))
+INFO = ("params", "weights", "released")
+
+#: Rows per page of a board. The rows of every board travel once, as JSON data in the page: each as the HTML its
+#: template rendered here and its columns' sort keys; the browser draws only the page in view (sorted and filtered over
+#: all rows), so a board of thousands of rows opens as fast as one of 50.
+PAGE_ROWS = 50
+
+TEMPLATES = Path(__file__).with_name("templates")
+_WEB_LINK = re.compile(r"https?://")
+
+
+def _info(row: dict) -> list[str]:
+    model = row["meta"].get("model") or {}
+    weights = model.get("open_weights")
+    return [model.get("params") or "", "" if weights is None else ("open" if weights else "API"),
+            model.get("release_date") or ""]
+
+
+def _value(numbers: dict, where: tuple[str, str]):
+    part = numbers.get(where[0])
+    return None if part is None else part.get(where[1])
+
+
+def _cells(r: dict, view: str) -> list[list[str]]:
+    """The score and per-N cells of a row in one view: [sort value (``data-v``), text], for the page and the script."""
+    numbers = r["views"][view]
+    out = []
+    for _h, where, _ in SCORES:
+        v = _value(numbers, where)
+        mark = numbers["paper_mark"] if where[0] == "paper" else ""
+        out.append(["", "-"] if v is None else [f"{v:.6f}", f"{fmt(v)}{mark}"])
+    return out + [[f"{v:.6f}", fmt(v, 2)] for v in (numbers["by_n"][n]["cell_accuracy"] for n in ZERO_SHOT_SIZES)]
+
+
+def _row(r: dict, views: tuple[str, ...]) -> dict:
+    """A row as the page's data carries it: its name (what the search box matches) and, for each view it is shown in,
+    the HTML of ``board_row.html.j2`` and the sort key of each column (its cells' ``data-v``; none for raw outputs)."""
+    model = r["meta"].get("model") or {}
+    url = model.get("url")
+    values = {"name": r["name"], "kind": r["kind"], "page": r["page"], "raw": r.get("raw"), "info": _info(r),
+              "url": url if isinstance(url, str) and _WEB_LINK.match(url) else None}
+    out = {"name": r["name"], "views": {}}
+    for view in views:
+        cells = _cells(r, view)
+        scores, by_n = cells[: len(SCORES)], cells[len(SCORES):]
+        html = render(TEMPLATES, "board_row.html.j2", **values, scores=scores, by_n=by_n)
+        keys = [r["name"], *values["info"], *(v for v, _ in scores), None, *(v for v, _ in by_n)]
+        out["views"][view] = {"html": html, "keys": keys}
+    return out
+
+
+def _board(data: list[dict], order: list[int], view: str, table_id: str) -> dict:
+    """A board for ``index.html.j2``: its id, its first page of rows (the script draws the rest on demand), how many.
+    The rows are ``board_row.html.j2``'s output, escaped there: the only HTML marked safe on this page."""
+    return {"id": table_id, "rows": [Markup(data[i]["views"][view]["html"]) for i in order[:PAGE_ROWS]],
+            "total": len(order)}
+
+
+def _ranked(rows: list[dict], view: str) -> list[int]:
+    return sorted(range(len(rows)), key=lambda i: -rows[i]["views"][view]["overall"]["cell_accuracy"])
+
+
+def _reported_rows(reported: dict) -> list[list[str]]:
+    return [[r["model"], r["kind"], r["metric"], r["grid"], "not stated", r["value"], r["where"]] for r in reported["rows"]]
+
+
+REPORTED_HEADERS = ["model", "what", "metric", "grid", "palette", "as stated", "where in the paper"]
+
+
+def write_index(out: Path, rows: list[dict], reported: dict, rejected: list[dict]) -> None:
+    ranked = [r for r in rows if r.get("data", RELEASE) == RELEASE]
+    local = [r for r in rows if r.get("data", RELEASE) != RELEASE]
+    data = [_row(r, VIEWS) for r in ranked] + [_row(r, ("all",)) for r in local]
+    boards = {("board" if v == "all" else f"board-{v}"): {"view": v, "order": _ranked(ranked, v)} for v in VIEWS}
+    if local:
+        boards["local"] = {"view": "all", "order": [len(ranked) + i for i in _ranked(local, "all")]}
+    views = [{"view": b["view"], "board": _board(data, b["order"], b["view"], t),
+              "figure": front_figure.figure(ranked, b["view"], f"figure-{b['view']}") if ranked else None}
+             for t, b in boards.items() if t != "local"]
+    html = render(TEMPLATES, "index.html.j2", title="Grid2Matrix leaderboard", views=views, view_names=VIEW_NAMES,
+                  rank_metric=RANK_METRIC, page_rows=PAGE_ROWS, info=INFO, scores=[(h, best) for h, _, best in SCORES],
+                  sizes=ZERO_SHOT_SIZES, submissions_url=SUBMISSIONS_URL, submissions_repo=SUBMISSIONS_REPO_ID,
+                  local=_board(data, boards["local"]["order"], "all", "local") if local else None, reported=reported,
+                  reported_headers=REPORTED_HEADERS, reported_rows=_reported_rows(reported),
+                  rejected=[[r["file"], r["reason"]] for r in rejected],
+                  payload={"page": PAGE_ROWS, "rows": data, "boards": boards})
+    atomic_write_text(out / "index.html", html)
+    _write_tables(out, ranked, local, reported)
+
+
+def _csv_cell(value: str) -> str:
+    """A spreadsheet reads a cell that starts with = + - @ as a formula; a model name must stay text."""
+    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
+
+
+def _write_tables(out: Path, ranked: list[dict], local: list[dict], reported: dict) -> None:
+    ns = list(ZERO_SHOT_SIZES)
+    headers = ["model", "kind", "data", "backend", *INFO, *(h for h, _, _ in SCORES), *[f"N={n}" for n in ns]]
+    lines = []
+    for r in sorted(ranked, key=lambda r: -r["views"]["all"]["overall"]["cell_accuracy"]) + local:
+        numbers = r["views"]["all"]
+        vals = [_value(numbers, w) for _, w, _ in SCORES] + [numbers["by_n"][n]["cell_accuracy"] for n in ns]
+        lines.append([r["name"], r["kind"], r.get("data", RELEASE), (r["meta"].get("model") or {}).get("backend") or "",
+                      *_info(r), *("" if v is None else f"{v:.6f}" for v in vals)])
+    buf = io.StringIO()
+    csv.writer(buf).writerows([headers, *[[_csv_cell(str(c)) for c in line] for line in lines]])
+    atomic_write_text(out / "leaderboard.csv", buf.getvalue())
+    md = [f"Ranked by {RANK_METRIC} (G2M protocol), best first.", "",
+          md_table(headers, [[c if c else "-" for c in line] for line in lines]), "",
+          "## Reported in the paper (not re-scored, not ranked)", "", md_text(reported["note"]), "",
+          md_table(REPORTED_HEADERS, _reported_rows(reported))]
+    atomic_write_text(out / "leaderboard.md", "\n".join(md) + "\n")
+    atomic_write_text(out / README_NAME, "---\ntitle: Grid2Matrix leaderboard\nsdk: static\napp_file: index.html\n"
+                      "pinned: false\n---\n\nStatic site built by `g2m leaderboard build`.\n")

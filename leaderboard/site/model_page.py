@@ -1,0 +1,55 @@
+"""One model's page of the site: its figures (accuracy against N, per-cell heatmaps, colour confusion, patch
+alignment), its scores by task and its submission's metadata, written from its re-scored outputs by
+``templates/model.html.j2``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from dataset_builder.spec import PATCH_SIZES
+from g2m_base.files import atomic_write_text
+from g2m_base.untrusted import plot
+from leaderboard.pages.html import fmt, fmt_ci, render
+from leaderboard.reports import figures
+from leaderboard.rescoring import patch_crossing
+from leaderboard.rescoring.rescore import by_task, color_bias, confusion_by_palette, heatmaps, summarise
+
+TEMPLATES = Path(__file__).with_name("templates")
+
+
+def write_model_page(row: dict, folder: Path) -> str:
+    """Draw the row's figures into ``folder/<slug>/`` and write ``folder/<slug>.html``; returns its path in the site."""
+    name, scored = row["name"], row["scored"]
+    page_slug = row["slug"]
+    assets = folder / page_slug
+    assets.mkdir(parents=True, exist_ok=True)
+    tasks = {k: summarise(v) for k, v in by_task(scored).items()}
+    hms = heatmaps(scored)
+    counts = {n: sum(1 for r in scored if r.grid_size == n) for n in hms}
+    title = plot(name, 60)
+    conf = confusion_by_palette(scored)
+    figs = [figures.accuracy_vs_n(tasks, assets / "accuracy_vs_n.png", title=f"{title}: accuracy against grid size"),
+            figures.heatmap_grid(hms, counts, assets / "heatmaps.png", f"{title}: accuracy of each cell", 16),
+            figures.confusion(conf, {c: color_bias(m) for c, m in conf.items()}, assets / "confusion.png",
+                              f"{title}: colour confusion per palette size"),
+            figures.alignment([patch_crossing.alignment(hms, counts, p) for p in PATCH_SIZES],
+                              assets / "patch_alignment.png", f"{title}: patch alignment within each grid size")]
+    meta = [[k, json.dumps(v) if not isinstance(v, str) else v] for k, v in _flat(row["meta"]).items()]
+    rows = [[str(n), str(c), fmt_ci(s["exact_match"], s["exact_match_ci"]), fmt_ci(s["cell_accuracy"], s["cell_accuracy_ci"]),
+             fmt(s["parse_failed"]), fmt(s["truncated"])] for (n, c), s in tasks.items()]
+    path = folder / f"{page_slug}.html"
+    atomic_write_text(path, render(TEMPLATES, "model.html.j2", title=f"G2M: {name}", name=name, kind=row["kind"],
+                                   raw=row.get("raw"), file=row.get("file"), slug=page_slug, figures=figs, tasks=rows,
+                                   meta=meta))
+    return f"models/{path.name}"
+
+
+def _flat(d: dict, prefix: str = "") -> dict:
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, dict) and k != "max_gen_toks":
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
