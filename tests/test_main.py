@@ -71,7 +71,7 @@ def test_every_user_facing_error_class_is_a_g2m_error():
     from harness_tasks.evaluate import EvalSpec  # noqa: F401
     from leaderboard.run_reader import RunError
     from leaderboard.submission import Rejected
-    from probing.features import CacheMismatch
+    from probing.core.features import CacheMismatch
 
     for cls in (RunError, Rejected, CacheMismatch, UsageError):
         assert issubclass(cls, G2MError)

@@ -20,10 +20,10 @@ from tiny_models import (
 )
 
 from dataset_builder.spec import PROBE_RESULT_FORMAT
-from probing.encoders import Encoder, EncoderError, load_encoder
-from probing.experiment import ProbeSpec, run_probe
-from probing.features import CacheMismatch
-from probing.probe import TrainConfig
+from probing.core.encoders import Encoder, EncoderError, load_encoder
+from probing.core.experiment import ProbeSpec, run_probe
+from probing.core.features import CacheMismatch
+from probing.core.probe import TrainConfig
 
 pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
 
@@ -184,7 +184,7 @@ def test_bad_inputs_are_clear_errors(pixel_encoder, small_release, tmp_path):
 @pytest.mark.parametrize("kind", ["conv", "linear"])
 @pytest.mark.parametrize("patches", [7, 40])
 def test_resizing_and_the_first_convolution_commute(kind, patches):
-    from probing.probe import SpatialProbe
+    from probing.core.probe import SpatialProbe
 
     torch.manual_seed(0)
     probe = SpatialProbe(16, 3, 20, kind, hidden=8).eval()
@@ -199,7 +199,7 @@ def test_resizing_and_the_first_convolution_commute(kind, patches):
 
 @pytest.mark.parametrize("builder", [make_tiny_qwen2_vl, make_tiny_qwen2_5_vl, make_tiny_qwen3_vl])
 def test_the_qwen_vision_read_out_applies_the_mergers_norm(builder, tmp_path):
-    from probing.encoders import merger_norm
+    from probing.core.encoders import merger_norm
 
     path = str(builder(tmp_path / "m"))
     normed, raw = load_encoder(path, "vision"), load_encoder(path, "vision_raw")
@@ -218,7 +218,7 @@ def test_vision_raw_is_only_for_qwen(pixel_encoder):
 
 
 def test_features_that_overflow_the_cache_are_refused_and_never_cached(pixel_encoder, small_release, tmp_path, monkeypatch):
-    from probing.features import NonFiniteFeatures
+    from probing.core.features import NonFiniteFeatures
 
     real = Encoder.grids
 
@@ -235,7 +235,7 @@ def test_features_that_overflow_the_cache_are_refused_and_never_cached(pixel_enc
 
 
 def test_the_default_schedule_is_the_authors_shuffled_epochs():
-    from probing.probe import _batches
+    from probing.core.probe import _batches
 
     cfg = TrainConfig()
     assert (cfg.batch_size, cfg.sampling, cfg.lr, cfg.weight_decay, cfg.steps, cfg.eval_every, cfg.patience) == (

@@ -31,7 +31,7 @@ from tqdm.auto import tqdm
 from g2m_base.bounded_json import Rejected, read_json
 from g2m_base.errors import UsageError
 from g2m_base.files import atomic_write_text, safe_name
-from probing.encoders import Encoder
+from probing.core.encoders import Encoder
 
 KEY_FILE = "key.json"
 CACHE_FORMAT = "g2m-probe-cache/2"  # 2: grids fitted to the probe's N x N input; the pooled probes' vectors

@@ -25,7 +25,7 @@ from pathlib import Path
 import torch
 
 from g2m_base.errors import UsageError
-from probing import tokens as tk
+from probing.core import tokens as tk
 
 #: vision: the tower's patch tokens before the merger/projector (for Qwen, after the merger's own norm, as the authors
 #: read them); vision_raw: Qwen's tokens before that norm; projector: after the merger/projector.

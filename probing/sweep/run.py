@@ -5,9 +5,9 @@ vision block, the projector and every decoder layer of the LLM at the image posi
 schedule as ``g2m probe``, and draws cell accuracy by depth on one axis (``sweep.png``), optionally against the
 model's own end-to-end accuracy at that N (``--run``): the Digital Agnosia gap, layer by layer.
 
-1. Plan (``probing.points``) from the model's config and what its image processor makes of the first image.
-2. Extract (``probing.taps``): one forward pass per batch of images collects every point still missing from the
-   store (``probing.sweep_store``); chunks of rows are shared out across data-parallel ranks.
+1. Plan (``probing.sweep.points``) from the model's config and what its image processor makes of the first image.
+2. Extract (``probing.sweep.taps``): one forward pass per batch of images collects every point still missing from the
+   store (``probing.sweep.store``); chunks of rows are shared out across data-parallel ranks.
 3. Train one probe per point whose result is missing (ranks share the points), writing
    ``points/<point>/result.json`` as each finishes; then ``sweep.json`` and the figure.
 
@@ -38,13 +38,13 @@ from dataset_builder.spec import SWEEP_RESULT_FORMAT
 from g2m_base.bounded_json import Rejected, read_json
 from g2m_base.errors import UsageError
 from g2m_base.files import atomic_write_text, safe_name
-from probing import chat
-from probing.encoders import load_config as load_model_config
-from probing.encoders import processor_input, processor_settings, torch_dtype_of
-from probing.features import cache_dir, fingerprint, open_cache
-from probing.points import STAGES, geometry, plan_points, stored_shape, sweep_family
-from probing.probe import POOLED, FeatureSet, TrainConfig, predict, score, train_probe
-from probing.sweep_store import SPLITS, Dist, Store
+from probing.core.encoders import load_config as load_model_config
+from probing.core.encoders import processor_input, processor_settings, torch_dtype_of
+from probing.core.features import cache_dir, fingerprint, open_cache
+from probing.core.probe import POOLED, FeatureSet, TrainConfig, predict, score, train_probe
+from probing.sweep import chat
+from probing.sweep.points import STAGES, plan_points, stored_shape, sweep_family, token_grid
+from probing.sweep.store import SPLITS, Dist, Store
 
 STORE_FORMAT = "g2m-sweep-store/1"
 VERSIONED = ("torch", "transformers", "numpy", "datasets", "accelerate")
@@ -122,10 +122,10 @@ def _tokenizer(spec: SweepSpec, needs_llm: bool):
     return None  # a tower-only sweep needs no text
 
 
-def _extract(spec: SweepSpec, store: Store, splits: dict, points: list, geom, tokenizer, image_processor,
+def _extract(spec: SweepSpec, store: Store, splits: dict, points: list, grid, tokenizer, image_processor,
              dist: Dist, device: str, grid_size: int, progress: bool) -> dict:
     """One forward pass per batch for every chunk of this rank that misses a point's shard."""
-    from probing.taps import Taps
+    from probing.sweep.taps import Taps
 
     names = [p.name for p in points]
     todo = [c for c in store.chunks() if store.missing(c, names)]
@@ -136,7 +136,7 @@ def _extract(spec: SweepSpec, store: Store, splits: dict, points: list, geom, to
         return stats
     shapes = {p.name: stored_shape(p, grid_size, spec.pool) for p in points}
     model = load_model(spec, device, any(p.stage == "llm" for p in points))
-    taps = Taps(model, geom, points, grid_size, spec.pool, spec.tower_readout, spec.cache_dtype,
+    taps = Taps(model, grid, points, grid_size, spec.pool, spec.tower_readout, spec.cache_dtype,
                 image_processor, tokenizer, torch_dtype_of(spec.dtype))
     bar = tqdm(total=sum(c.stop - c.start for c in mine), unit="img", desc="sweep features",
                disable=not progress or dist.rank != 0)
@@ -228,8 +228,8 @@ def _run(spec: SweepSpec, dist: Dist, progress: bool) -> dict:
                          "(torchrun --nproc-per-node 1)")
     image_processor = AutoImageProcessor.from_pretrained(spec.encoder, revision=spec.revision)
     image_input = processor_input(image_processor, splits["train"][0]["image"].convert("RGB"))
-    geom = geometry(config, image_input)
-    points = plan_points(geom, spec.points, spec.stride, spec.tower_readout)
+    grid = token_grid(config, image_input)
+    points = plan_points(grid, spec.points, spec.stride, spec.tower_readout)
     tokenizer = _tokenizer(spec, needs_llm)
     template = getattr(tokenizer, "chat_template", None) or ""
     key = {"format": STORE_FORMAT, "encoder": spec.encoder, "revision": fingerprint(spec.encoder, spec.revision),
@@ -247,7 +247,7 @@ def _run(spec: SweepSpec, dist: Dist, progress: bool) -> dict:
     out = Path(spec.out) / safe_name(spec.encoder) / kind / spec.config
     keys = {p.name: _result_key(store_dir, p, spec) for p in points}
     todo = [p for p in points if _finished(out / "points" / p.name / "result.json", keys[p.name]) is None]
-    extraction = _extract(spec, store, splits, [p for p in todo if not store.complete(p.name)], geom, tokenizer,
+    extraction = _extract(spec, store, splits, [p for p in todo if not store.complete(p.name)], grid, tokenizer,
                           image_processor, dist, device, block.grid_size, progress)
     dist.barrier()
     labels = {s: np.asarray(ds["matrix"], dtype=np.int8) for s, ds in splits.items()}
@@ -262,10 +262,10 @@ def _run(spec: SweepSpec, dist: Dist, progress: bool) -> dict:
     dist.barrier()
     if dist.rank != 0:
         return {"rank": dist.rank}
-    from probing.sweep_report import write_sweep
+    from probing.sweep.report import write_sweep
 
     text = chat.describe(tokenizer, chat.expand(chat.chat_text(tokenizer, splits["train"][0]["prompt"]), tokenizer,
-                                                family, geom.image_tokens), geom) if needs_llm else None
+                                                family, grid.image_tokens), grid) if needs_llm else None
     costs = {"extraction_seconds": round(extraction["seconds"], 3), "training_seconds": round(training, 3),
              "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
              "peak_device_bytes": torch.cuda.max_memory_allocated() if torch.cuda.is_available() else None,
@@ -274,7 +274,7 @@ def _run(spec: SweepSpec, dist: Dist, progress: bool) -> dict:
     sweep = {
         "format": SWEEP_RESULT_FORMAT,
         "model": {"name": spec.encoder, "revision": key["revision"], "family": family, "dtype": spec.dtype,
-                  "tower_depth": geom.tower_depth, "llm_layers": geom.llm_layers, "image_input": image_input,
+                  "tower_depth": grid.tower_depth, "llm_layers": grid.llm_layers, "image_input": image_input,
                   "image_processor": key["image_processor"]},
         "config": spec.config, "grid_size": block.grid_size, "num_colors": block.num_colors,
         "chance_cell_accuracy": 1 / block.num_colors,
