@@ -118,10 +118,10 @@ def test_one_encoder_pass_per_image_for_the_whole_sweep_and_a_rerun_makes_none(t
 
 
 def test_an_interrupted_sweep_resumes_without_redoing_finished_work(tiny_vlm, tiny_release, tmp_path, monkeypatch):
-    from probing.sweep import run as sweep_module
+    from probing.sweep import train as sweep_train
     from probing.sweep.taps import Taps
 
-    real_run, real_train = Taps.run, sweep_module._train_point
+    real_run, real_train = Taps.run, sweep_train.train_point
     calls = {"run": 0, "train": 0}
 
     def run_then_stop(self, images, prompts=None):
@@ -143,10 +143,10 @@ def test_an_interrupted_sweep_resumes_without_redoing_finished_work(tiny_vlm, ti
             raise KeyboardInterrupt
         return real_train(point, *args)
 
-    monkeypatch.setattr(sweep_module, "_train_point", train_then_stop)
+    monkeypatch.setattr(sweep_train, "train_point", train_then_stop)
     with pytest.raises(KeyboardInterrupt):
         run_sweep(_spec(tiny_vlm, tiny_release, tmp_path), progress=False)
-    monkeypatch.setattr(sweep_module, "_train_point", real_train)
+    monkeypatch.setattr(sweep_train, "train_point", real_train)
     seen = _counting(monkeypatch)
     done = run_sweep(_spec(tiny_vlm, tiny_release, tmp_path), progress=False)
     assert seen["tower_images"] == 0 and done["passes"]["images"] == 0  # every chunk was finished by the second run
