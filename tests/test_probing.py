@@ -53,6 +53,18 @@ def tiny_probe_release(tmp_path_factory) -> Path:
     return out
 
 
+def _command(capsys, encoder, release, tmp) -> tuple[int, list[str], str]:
+    """``g2m probe`` in this process (so a monkeypatched encoder stays patched): its exit code, its error lines and
+    all it wrote to stderr."""
+    from g2m_cli.main import main
+
+    capsys.readouterr()
+    code = main(["probe", "--encoder", str(encoder), "--config", "probe_n20_c3", "--data", str(release), "--out",
+                 str(tmp / "out"), "--cache-dir", str(tmp / "cache"), "--steps", "2", "--eval-every", "1", "--quiet"])
+    err = capsys.readouterr().err
+    return code, [line for line in err.splitlines() if line.startswith("g2m: error:")], err
+
+
 def _spec(encoder, release, tmp, **kw):
     return ProbeSpec(encoder=str(encoder), config="probe_n20_c3", data=str(release), out=str(tmp / "out"),
                      cache_dir=str(tmp / "cache"), train=kw.pop("train", FAST), **kw)
@@ -87,7 +99,7 @@ def test_a_rerun_reads_the_cache_and_never_calls_the_encoder(pixel_encoder, smal
     assert second["test"] == first["test"]  # same seed, same cache: the same probe
 
 
-def test_a_cache_built_with_other_settings_is_an_error_not_reused(pixel_encoder, small_release, tmp_path):
+def test_a_cache_built_with_other_settings_is_an_error_not_reused(pixel_encoder, small_release, tmp_path, capsys):
     res = run_probe(_spec(pixel_encoder, small_release, tmp_path, train=TrainConfig(steps=2, eval_every=1)), progress=False)
     key_file = Path(res["cache"]) / "key.json"
     key = json.loads(key_file.read_text())
@@ -95,6 +107,8 @@ def test_a_cache_built_with_other_settings_is_an_error_not_reused(pixel_encoder,
     key_file.write_text(json.dumps(key))
     with pytest.raises(CacheMismatch, match="cache_dtype differ"):
         run_probe(_spec(pixel_encoder, small_release, tmp_path), progress=False)
+    code, errors, err = _command(capsys, pixel_encoder, small_release, tmp_path)  # a folder's contents: still exit 2
+    assert code == 2 and len(errors) == 1 and "cache_dtype differ" in errors[0] and "Traceback" not in err, err
 
 
 def test_linear_probe_variant(pixel_encoder, small_release, tmp_path):
@@ -217,7 +231,8 @@ def test_vision_raw_is_only_for_qwen(pixel_encoder):
         load_encoder(str(pixel_encoder), "vision_raw")
 
 
-def test_features_that_overflow_the_cache_are_refused_and_never_cached(pixel_encoder, small_release, tmp_path, monkeypatch):
+def test_features_that_overflow_the_cache_are_refused_and_never_cached(pixel_encoder, small_release, tmp_path, monkeypatch,
+                                                                        capsys):
     from probing.core.features import NonFiniteFeatures
 
     real = Encoder.grids
@@ -228,6 +243,9 @@ def test_features_that_overflow_the_cache_are_refused_and_never_cached(pixel_enc
     monkeypatch.setattr(Encoder, "grids", huge)
     with pytest.raises(NonFiniteFeatures, match="not finite in float16.*--cache-dtype float32"):
         run_probe(_spec(pixel_encoder, small_release, tmp_path), progress=False)
+    assert not list((tmp_path / "cache").rglob("*.features.npy"))
+    code, errors, err = _command(capsys, pixel_encoder, small_release, tmp_path)  # no argument was wrong: exit 1
+    assert code == 1 and len(errors) == 1 and "not finite in float16" in errors[0] and "Traceback" not in err, err
     assert not list((tmp_path / "cache").rglob("*.features.npy"))
     res = run_probe(_spec(pixel_encoder, small_release, tmp_path, cache_dtype="float32",
                           train=TrainConfig(steps=2, eval_every=1)), progress=False)

@@ -35,7 +35,8 @@ VITS = frozenset({"siglip", "siglip_vision_model", "siglip2", "siglip2_vision_mo
 
 
 class EncoderError(UsageError):
-    """The checkpoint cannot be probed as asked (no vision tower, no projector, unknown family)."""
+    """The checkpoint cannot be probed as asked (no vision tower, no projector, unknown family), or a read-out flag
+    does not fit it: a usage error, since another model or another flag is the fix."""
 
 
 @dataclass

@@ -97,8 +97,8 @@ def default_input(config) -> dict:
 
 
 def token_grid(config, image_input: dict) -> TokenGrid:
-    """The token grid of one image (its widths and depths too) (``image_input``: ``grid_thw`` for Qwen, ``tiles`` for InternVL, as
-    ``Encoder.describe_input`` reports them)."""
+    """The token grid of one image at every depth, with the model's widths and depths (``image_input``: ``grid_thw``
+    for Qwen, ``tiles`` for InternVL, as ``Encoder.describe_input`` reports them)."""
     family = sweep_family(config)
     v, t = config.vision_config, text_config(config)
     if family in QWEN:
@@ -158,7 +158,7 @@ def plan_points(grid: TokenGrid, stages: tuple[str, ...], stride: int = 1, tower
 
 def stored_shape(point: Point, grid_size: int, pool: str) -> tuple[int, int, int]:
     """What the store keeps of one image at ``point``: (1, 1, D) for a pooled probe; the grid fitted to the probe's
-    N x N input when it has at least N*N tokens (``features.fit_to_probe``); else the grid itself."""
+    N x N input when it has at least N*N tokens (``probing.core.features.fit_to_probe``); else the grid itself."""
     if pool != "grid":
         return (1, 1, point.dim)
     h, w = point.grid

@@ -1,13 +1,13 @@
 """Hooks that collect every read-out point of a sweep from one forward pass per batch of images.
 
-``Taps(model, ...)`` hooks the requested points (``probing.sweep.points``) of a loaded VLM: a forward hook on each vision
-block and on the merger/projector, and a forward *pre*-hook on each decoder layer k+1 (and on the final norm for the
-last layer), whose input is the residual stream after layer k as the model carries it on (Qwen3-VL adds its DeepStack
-features between layers, so a hook on a layer's own output would miss them). Each hook lays its tokens out as one
-grid per image (``probing.core.tokens``, the layouts ``g2m probe`` uses), pools them for a pooled probe, fits them to the
-probe's N x N input (``features.fit_to_probe``) and keeps them in the store's dtype on the host, so the device holds
-one point's tokens at a time. ``run(images, prompts)`` makes the one pass: the whole VLM when an LLM point is asked
-for (on the chat input of ``probing.sweep.chat``), else the vision tower and projector alone.
+``Taps(model, ...)`` hooks the requested points (``probing.sweep.points``) of a loaded VLM: a forward hook on each
+vision block and on the merger/projector, and a forward *pre*-hook on each decoder layer k+1 (and on the final norm for
+the last layer), whose input is the residual stream after layer k as the model carries it on (Qwen3-VL adds its
+DeepStack features between layers, so a hook on a layer's own output would miss them). Each hook lays its tokens out as
+one grid per image (``probing.core.tokens``, the layouts ``g2m probe`` uses), pools them for a pooled probe, fits them
+to the probe's N x N input (``probing.core.features.fit_to_probe``) and keeps them in the store's dtype on the host, so
+the device holds one point's tokens at a time. ``run(images, prompts)`` makes the one pass: the whole VLM when an LLM
+point is asked for (on the chat input of ``probing.sweep.chat``), else the vision tower and projector alone.
 """
 
 from __future__ import annotations
