@@ -56,11 +56,19 @@ def tiny_probe_release(tmp_path_factory) -> Path:
 def _command(capsys, encoder, release, tmp) -> tuple[int, list[str], str]:
     """``g2m probe`` in this process (so a monkeypatched encoder stays patched): its exit code, its error lines and
     all it wrote to stderr."""
+    import signal
+
     from g2m_cli.main import main
 
     capsys.readouterr()
-    code = main(["probe", "--encoder", str(encoder), "--config", "probe_n20_c3", "--data", str(release), "--out",
-                 str(tmp / "out"), "--cache-dir", str(tmp / "cache"), "--steps", "2", "--eval-every", "1", "--quiet"])
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        code = main(["probe", "--encoder", str(encoder), "--config", "probe_n20_c3", "--data", str(release), "--out",
+                     str(tmp / "out"), "--cache-dir", str(tmp / "cache"), "--steps", "2", "--eval-every", "1",
+                     "--quiet"])
+    finally:  # main() takes SIGTERM and SIGHUP for its clean stop; give them back to pytest
+        for s, h in handlers.items():
+            signal.signal(s, h)
     err = capsys.readouterr().err
     return code, [line for line in err.splitlines() if line.startswith("g2m: error:")], err
 

@@ -15,7 +15,7 @@ from g2m_base.errors import UsageError
 from probing.core.encoders import torch_dtype_of
 from probing.sweep import chat
 from probing.sweep.points import Point, TokenGrid, stored_shape
-from probing.sweep.spec import SweepSpec
+from probing.sweep.settings import SweepSpec
 from probing.sweep.store import Dist, Store
 
 

@@ -45,7 +45,7 @@ from probing.core.features import cache_dir, fingerprint, open_cache
 from probing.sweep import chat
 from probing.sweep.extract import extract, load_tokenizer
 from probing.sweep.points import Point, TokenGrid, plan_points, sweep_family, token_grid
-from probing.sweep.spec import SweepSpec
+from probing.sweep.settings import SweepSpec
 from probing.sweep.store import SPLITS, Dist, Store
 from probing.sweep.train import finished, result_key, train_points
 
