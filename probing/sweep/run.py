@@ -83,9 +83,11 @@ def run_sweep(spec: SweepSpec, progress: bool = True) -> dict:
 
 
 def _run(spec: SweepSpec, dist: Dist, progress: bool) -> dict:
+    """The steps, in order. Every rank plans, keys and opens the same store, then does its share of the extraction
+    and of the training; rank 0 alone gathers and writes, once every rank has finished (the barriers)."""
     block = get_config(spec.config).splits[0].blocks[0]
     data, splits = _load_data(spec)
-    plan = _plan(spec, splits, dist)
+    plan = _plan(spec, splits)
     device = dist.device(spec.device)
     key = _store_key(spec, plan, data)
     store = _open_store(spec, key, splits, dist)
@@ -124,7 +126,7 @@ def _load_data(spec: SweepSpec) -> tuple[dict, dict]:
     return data, {s: load_config(spec.config, s, spec.data) for s in SPLITS}
 
 
-def _plan(spec: SweepSpec, splits: dict, dist: Dist) -> Plan:
+def _plan(spec: SweepSpec, splits: dict) -> Plan:
     """The points and their token grid, from the model's config and what its image processor makes of the first
     image. Every refusal a sweep can make without weights (a family we cannot lay out, rows without the prompt the
     LLM points need, ``--device-map auto`` under several processes per node) is made here, before extraction."""
