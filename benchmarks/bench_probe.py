@@ -31,9 +31,9 @@ def main() -> None:
 
     from dataset_builder.build import BuildParams, build
     from dataset_builder.source import load_config
-    from probing.encoders import load_encoder
-    from probing.experiment import ProbeSpec, run_probe
-    from probing.probe import FeatureSet, SpatialProbe, TrainConfig
+    from probing.core.encoders import load_encoder
+    from probing.core.experiment import ProbeSpec, run_probe
+    from probing.core.probe import FeatureSet, SpatialProbe, TrainConfig
 
     build(tmp / "data", "probe_n32_c3", BuildParams(scale=0.01), progress=False)
     enc_dir = tmp / "vit-s16"

@@ -40,12 +40,12 @@ def main() -> None:
 
     from dataset_builder.build import BuildParams, build
     from dataset_builder.source import load_config
-    from probing.encoders import load_config as model_config
-    from probing.encoders import processor_input
-    from probing.points import STAGES, geometry, plan_points
-    from probing.probe import TrainConfig
-    from probing.sweep import SweepSpec, run_sweep
-    from probing.taps import Taps
+    from probing.core.encoders import load_config as model_config
+    from probing.core.encoders import processor_input
+    from probing.core.probe import TrainConfig
+    from probing.sweep.points import STAGES, plan_points, token_grid
+    from probing.sweep.run import SweepSpec, run_sweep
+    from probing.sweep.taps import Taps
     from probing.tiny import make_tiny_qwen3_vl
 
     build(tmp / "data", "probe_n20_c3", BuildParams(scale=0.01), progress=False)
@@ -63,12 +63,12 @@ def main() -> None:
     ds = load_config("probe_n20_c3", "train", str(tmp / "data")).select(range(64))
     images, prompts = [im.convert("RGB") for im in ds["image"]], list(ds["prompt"])
     ip, tok = AutoImageProcessor.from_pretrained(full), AutoTokenizer.from_pretrained(full)
-    geom = geometry(model_config(str(full)), processor_input(ip, images[0]))
-    points = plan_points(geom, STAGES)
+    grid = token_grid(model_config(str(full)), processor_input(ip, images[0]))
+    points = plan_points(grid, STAGES)
     model = AutoModelForImageTextToText.from_pretrained(full).eval()
 
     def taps(pts, n=20, pool="grid"):
-        return Taps(model, geom, pts, n, pool, image_processor=ip, tokenizer=tok)
+        return Taps(model, grid, pts, n, pool, image_processor=ip, tokenizer=tok)
 
     _passes(taps(points[-1:]), images[:16], prompts[:16])  # warm-up
     t_one, _ = _passes(taps(points[-1:]), images, prompts)

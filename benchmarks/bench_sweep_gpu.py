@@ -41,9 +41,9 @@ def main() -> None:
 
     from dataset_builder.configs import get_config
     from dataset_builder.source import load_config
-    from probing.encoders import processor_input, torch_dtype_of
-    from probing.points import STAGES, geometry, plan_points
-    from probing.taps import Taps
+    from probing.core.encoders import processor_input, torch_dtype_of
+    from probing.sweep.points import STAGES, plan_points, token_grid
+    from probing.sweep.taps import Taps
     from probing.tiny import qwen_parts
 
     tok, ids, _ = qwen_parts()
@@ -61,9 +61,9 @@ def main() -> None:
     if args.limit:
         splits = {s: ds.select(range(min(len(ds), args.limit))) for s, ds in splits.items()}
     first = splits["train"][0]["image"].convert("RGB")
-    geom = geometry(config, processor_input(ip, first))
-    points = plan_points(geom, STAGES, args.stride)
-    taps = Taps(model, geom, points, n, "grid", "vision", "float16", ip, tok, dtype)
+    grid = token_grid(config, processor_input(ip, first))
+    points = plan_points(grid, STAGES, args.stride)
+    taps = Taps(model, grid, points, n, "grid", "vision", "float16", ip, tok, dtype)
     per_point: dict[str, int] = {}
     images = 0
     if args.device.startswith("cuda"):

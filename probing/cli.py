@@ -1,4 +1,4 @@
-"""``g2m probe`` and ``g2m probe sweep``: thin argument parsing over ``probing.experiment`` and ``probing.sweep``.
+"""``g2m probe`` and ``g2m probe sweep``: thin argument parsing over ``probing.core.experiment`` and ``probing.sweep``.
 
 ``g2m probe --encoder E --config C`` probes one read-out point, as it always has; ``g2m probe sweep --encoder E
 --config C`` probes every point from the first vision block to the LLM's last layer. ``--run RUN_DIR`` is read by
@@ -16,14 +16,14 @@ from g2m_base.untrusted import term
 
 
 def _train_config(args: argparse.Namespace):
-    from probing.probe import TrainConfig
+    from probing.core.probe import TrainConfig
 
     return TrainConfig(probe=args.probe, steps=args.steps, batch_size=args.train_batch_size, sampling=args.sampling,
                        lr=args.lr, eval_every=args.eval_every, patience=args.patience, seed=args.seed)
 
 
 def _probe(args: argparse.Namespace) -> int:
-    from probing.experiment import ProbeSpec, run_probe
+    from probing.core.experiment import ProbeSpec, run_probe
 
     if not args.encoder or not args.config:
         raise UsageError("g2m probe needs --encoder and --config (or, for every layer at once: g2m probe sweep ...)")
@@ -40,8 +40,8 @@ def _probe(args: argparse.Namespace) -> int:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from probing.points import parse_stages
-    from probing.sweep import SweepSpec
+    from probing.sweep.points import parse_stages
+    from probing.sweep.run import SweepSpec
 
     spec = SweepSpec(encoder=args.encoder, config=args.config, data=args.data, out=args.out, cache_dir=args.cache_dir,
                      points=parse_stages(args.points), stride=args.stride, tower_readout=args.tower_readout,
@@ -49,7 +49,7 @@ def _sweep(args: argparse.Namespace) -> int:
                      cache_dtype=args.cache_dtype, batch_size=args.batch_size, chunk_rows=args.chunk_rows,
                      train=_train_config(args), drop_features=args.drop_features)
     if args.dry_run:
-        from probing.sweep_plan import format_plan, plan_sweep
+        from probing.sweep.plan import format_plan, plan_sweep
 
         print(format_plan(plan_sweep(spec, args.gpu_gb)))
         return 0
@@ -61,8 +61,8 @@ def _sweep(args: argparse.Namespace) -> int:
             raise UsageError("--run needs the report's run reader (pip install 'grid2matrix[report]')")
         block = get_config(args.config).splits[0].blocks[0]
         spec = replace(spec, reference=reader(args.run, block.grid_size, block.num_colors))
-    from probing.sweep import run_sweep
-    from probing.sweep_report import summary
+    from probing.sweep.report import summary
+    from probing.sweep.run import run_sweep
 
     res = run_sweep(spec, progress=not args.quiet)
     if "output_dir" in res:  # rank 0 of a data-parallel run (the others return quietly)

@@ -125,6 +125,47 @@ def test_each_room_of_the_leaderboard_imports_only_rooms_below_it(module):
             assert LEADERBOARD_ROOMS[other] < LEADERBOARD_ROOMS[room], f"{module} imports {target}, which is not below {room}"
 
 
+#: Inside ``probing``, lowest first: the single-point probe (encoders, token layouts, feature cache, probe, plots), the
+#: layer sweep built on it, then the command line on top. ``tiny`` (the offline test models) serves both rooms.
+PROBING_ROOMS = {"tiny": 0, "core": 1, "sweep": 2, "cli": 3}
+#: The most modules one folder of ``probing`` holds, and the most lines one of its modules has.
+PROBING_FOLDER_MODULES, PROBING_MODULE_LINES = 10, 300
+
+
+def _probing_room(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if parts[0] == "probing" and len(parts) > 1 else None
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _probing_room(m)))
+def test_each_room_of_probing_imports_only_rooms_below_it(module):
+    room = _probing_room(module)
+    assert room in PROBING_ROOMS, f"{module}: a new room of probing; give it a rank in PROBING_ROOMS"
+    for target in GRAPH[module]:
+        other = _probing_room(target)
+        if other and other != room:
+            assert PROBING_ROOMS.get(other, len(PROBING_ROOMS)) < PROBING_ROOMS[room], (
+                f"{module} imports {target}, which is not below {room}")
+
+
+def test_the_probe_core_never_imports_the_sweep():
+    """The sweep is built on the single-point probe; a core module reaching up into it would tie ``g2m probe`` to
+    the sweep's store, hooks and chat input."""
+    core = [m for m in MODULES if m == "probing.core" or m.startswith("probing.core.")]
+    assert len(core) > 1, "probing.core is missing: the test would pass on nothing"
+    assert {m: sorted(t for t in GRAPH[m] if t.startswith("probing.sweep")) for m in core} == {m: [] for m in core}
+
+
+def test_probing_folders_and_modules_stay_small():
+    folders = {p.parent for m, p in MODULES.items() if m.split(".")[0] == "probing"}
+    too_many = {str(f.relative_to(REPO)): n for f in folders
+                if (n := len([p for p in f.glob("*.py") if p.name != "__init__.py"])) > PROBING_FOLDER_MODULES}
+    assert too_many == {}, f"split these probing folders into rooms (at most {PROBING_FOLDER_MODULES} modules)"
+    too_long = {str(p.relative_to(REPO)): n for m, p in MODULES.items() if m.split(".")[0] == "probing"
+                and (n := len(p.read_text().splitlines())) > PROBING_MODULE_LINES}
+    assert too_long == {}, f"split these probing modules by job (at most {PROBING_MODULE_LINES} lines)"
+
+
 #: Modules one folder may hold at one level: 10 in the rooms of ``leaderboard`` and ``probing``, which are split by
 #: trade; elsewhere a flat package may hold up to 18.
 def _module_limit(folder: Path) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from probing import tokens as tk
+from probing.core import tokens as tk
 
 
 def _pos_grid(h: int, w: int) -> torch.Tensor:

@@ -20,10 +20,10 @@ from tiny_models import (
 )
 
 from dataset_builder.spec import PROBE_RESULT_FORMAT
-from probing.encoders import Encoder, EncoderError, load_encoder
-from probing.experiment import ProbeSpec, run_probe
-from probing.features import CacheMismatch
-from probing.probe import TrainConfig
+from probing.core.encoders import Encoder, EncoderError, load_encoder
+from probing.core.experiment import ProbeSpec, run_probe
+from probing.core.features import CacheMismatch
+from probing.core.probe import TrainConfig
 
 pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
 
@@ -51,6 +51,26 @@ def tiny_probe_release(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("tiny_probe") / "g2m"
     build(out, "probe_n20_c3", BuildParams(scale=0.003), workers=1, progress=False)
     return out
+
+
+def _command(capsys, encoder, release, tmp) -> tuple[int, list[str], str]:
+    """``g2m probe`` in this process (so a monkeypatched encoder stays patched): its exit code, its error lines and
+    all it wrote to stderr."""
+    import signal
+
+    from g2m_cli.main import main
+
+    capsys.readouterr()
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        code = main(["probe", "--encoder", str(encoder), "--config", "probe_n20_c3", "--data", str(release), "--out",
+                     str(tmp / "out"), "--cache-dir", str(tmp / "cache"), "--steps", "2", "--eval-every", "1",
+                     "--quiet"])
+    finally:  # main() takes SIGTERM and SIGHUP for its clean stop; give them back to pytest
+        for s, h in handlers.items():
+            signal.signal(s, h)
+    err = capsys.readouterr().err
+    return code, [line for line in err.splitlines() if line.startswith("g2m: error:")], err
 
 
 def _spec(encoder, release, tmp, **kw):
@@ -87,7 +107,7 @@ def test_a_rerun_reads_the_cache_and_never_calls_the_encoder(pixel_encoder, smal
     assert second["test"] == first["test"]  # same seed, same cache: the same probe
 
 
-def test_a_cache_built_with_other_settings_is_an_error_not_reused(pixel_encoder, small_release, tmp_path):
+def test_a_cache_built_with_other_settings_is_an_error_not_reused(pixel_encoder, small_release, tmp_path, capsys):
     res = run_probe(_spec(pixel_encoder, small_release, tmp_path, train=TrainConfig(steps=2, eval_every=1)), progress=False)
     key_file = Path(res["cache"]) / "key.json"
     key = json.loads(key_file.read_text())
@@ -95,6 +115,8 @@ def test_a_cache_built_with_other_settings_is_an_error_not_reused(pixel_encoder,
     key_file.write_text(json.dumps(key))
     with pytest.raises(CacheMismatch, match="cache_dtype differ"):
         run_probe(_spec(pixel_encoder, small_release, tmp_path), progress=False)
+    code, errors, err = _command(capsys, pixel_encoder, small_release, tmp_path)  # a folder's contents: still exit 2
+    assert code == 2 and len(errors) == 1 and "cache_dtype differ" in errors[0] and "Traceback" not in err, err
 
 
 def test_linear_probe_variant(pixel_encoder, small_release, tmp_path):
@@ -184,7 +206,7 @@ def test_bad_inputs_are_clear_errors(pixel_encoder, small_release, tmp_path):
 @pytest.mark.parametrize("kind", ["conv", "linear"])
 @pytest.mark.parametrize("patches", [7, 40])
 def test_resizing_and_the_first_convolution_commute(kind, patches):
-    from probing.probe import SpatialProbe
+    from probing.core.probe import SpatialProbe
 
     torch.manual_seed(0)
     probe = SpatialProbe(16, 3, 20, kind, hidden=8).eval()
@@ -199,7 +221,7 @@ def test_resizing_and_the_first_convolution_commute(kind, patches):
 
 @pytest.mark.parametrize("builder", [make_tiny_qwen2_vl, make_tiny_qwen2_5_vl, make_tiny_qwen3_vl])
 def test_the_qwen_vision_read_out_applies_the_mergers_norm(builder, tmp_path):
-    from probing.encoders import merger_norm
+    from probing.core.encoders import merger_norm
 
     path = str(builder(tmp_path / "m"))
     normed, raw = load_encoder(path, "vision"), load_encoder(path, "vision_raw")
@@ -217,8 +239,9 @@ def test_vision_raw_is_only_for_qwen(pixel_encoder):
         load_encoder(str(pixel_encoder), "vision_raw")
 
 
-def test_features_that_overflow_the_cache_are_refused_and_never_cached(pixel_encoder, small_release, tmp_path, monkeypatch):
-    from probing.features import NonFiniteFeatures
+def test_features_that_overflow_the_cache_are_refused_and_never_cached(pixel_encoder, small_release, tmp_path, monkeypatch,
+                                                                        capsys):
+    from probing.core.features import NonFiniteFeatures
 
     real = Encoder.grids
 
@@ -229,13 +252,16 @@ def test_features_that_overflow_the_cache_are_refused_and_never_cached(pixel_enc
     with pytest.raises(NonFiniteFeatures, match="not finite in float16.*--cache-dtype float32"):
         run_probe(_spec(pixel_encoder, small_release, tmp_path), progress=False)
     assert not list((tmp_path / "cache").rglob("*.features.npy"))
+    code, errors, err = _command(capsys, pixel_encoder, small_release, tmp_path)  # no argument was wrong: exit 1
+    assert code == 1 and len(errors) == 1 and "not finite in float16" in errors[0] and "Traceback" not in err, err
+    assert not list((tmp_path / "cache").rglob("*.features.npy"))
     res = run_probe(_spec(pixel_encoder, small_release, tmp_path, cache_dtype="float32",
                           train=TrainConfig(steps=2, eval_every=1)), progress=False)
     assert res["encoder_calls"] > 0
 
 
 def test_the_default_schedule_is_the_authors_shuffled_epochs():
-    from probing.probe import _batches
+    from probing.core.probe import _batches
 
     cfg = TrainConfig()
     assert (cfg.batch_size, cfg.sampling, cfg.lr, cfg.weight_decay, cfg.steps, cfg.eval_every, cfg.patience) == (

@@ -16,8 +16,8 @@ from helpers import REPO, g2m
 from PIL import Image
 from tiny_models import make_tiny_internvl, make_tiny_qwen2_5_vl, make_tiny_qwen3_vl
 
-from probing.probe import TrainConfig
-from probing.sweep import SweepSpec, run_sweep
+from probing.core.probe import TrainConfig
+from probing.sweep.run import SweepSpec, run_sweep
 
 pytestmark = pytest.mark.slow  # builds models, extracts features, trains probes
 
@@ -118,10 +118,10 @@ def test_one_encoder_pass_per_image_for_the_whole_sweep_and_a_rerun_makes_none(t
 
 
 def test_an_interrupted_sweep_resumes_without_redoing_finished_work(tiny_vlm, tiny_release, tmp_path, monkeypatch):
-    from probing import sweep as sweep_module
-    from probing.taps import Taps
+    from probing.sweep import train as sweep_train
+    from probing.sweep.taps import Taps
 
-    real_run, real_train = Taps.run, sweep_module._train_point
+    real_run, real_train = Taps.run, sweep_train.train_point
     calls = {"run": 0, "train": 0}
 
     def run_then_stop(self, images, prompts=None):
@@ -143,10 +143,10 @@ def test_an_interrupted_sweep_resumes_without_redoing_finished_work(tiny_vlm, ti
             raise KeyboardInterrupt
         return real_train(point, *args)
 
-    monkeypatch.setattr(sweep_module, "_train_point", train_then_stop)
+    monkeypatch.setattr(sweep_train, "train_point", train_then_stop)
     with pytest.raises(KeyboardInterrupt):
         run_sweep(_spec(tiny_vlm, tiny_release, tmp_path), progress=False)
-    monkeypatch.setattr(sweep_module, "_train_point", real_train)
+    monkeypatch.setattr(sweep_train, "train_point", real_train)
     seen = _counting(monkeypatch)
     done = run_sweep(_spec(tiny_vlm, tiny_release, tmp_path), progress=False)
     assert seen["tower_images"] == 0 and done["passes"]["images"] == 0  # every chunk was finished by the second run
@@ -184,7 +184,7 @@ def test_two_data_parallel_processes_give_the_single_process_result(tiny_vlm, ti
                                                  (make_tiny_qwen2_5_vl, ("tower", "projector")),  # window order
                                                  (make_tiny_internvl, ("tower", "projector"))])
 def test_the_vision_and_projector_points_equal_g2m_probe_at_those_read_outs(builder, points, tiny_release, tmp_path):
-    from probing.experiment import ProbeSpec, run_probe
+    from probing.core.experiment import ProbeSpec, run_probe
 
     model = builder(tmp_path / "model")
     sweep = run_sweep(SweepSpec(encoder=str(model), config="probe_n20_c3", data=str(tiny_release),
@@ -206,7 +206,7 @@ def test_the_vision_and_projector_points_equal_g2m_probe_at_those_read_outs(buil
 
 
 def test_the_pooled_probes_run_in_both_commands(tiny_vlm, tiny_release, tmp_path):
-    from probing.experiment import ProbeSpec, run_probe
+    from probing.core.experiment import ProbeSpec, run_probe
 
     for kind in ("mean", "cls"):
         train = TrainConfig(probe=kind, steps=6, eval_every=3)

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 import torch
 
-from probing import tokens as tk
-from probing.encoders import EncoderError
-from probing.features import fit_to_probe
-from probing.points import STAGES, Geometry, geometry, parse_stages, pick_layers, plan_points, stored_shape
-from probing.probe import SpatialProbe, TrainConfig, _schedule
-from probing.sweep_store import Dist, ShardedArray, Store
+from probing.core import tokens as tk
+from probing.core.encoders import EncoderError
+from probing.core.features import fit_to_probe
+from probing.core.probe import SpatialProbe, TrainConfig, _schedule
+from probing.sweep.points import STAGES, TokenGrid, parse_stages, pick_layers, plan_points, stored_shape, token_grid
+from probing.sweep.store import Dist, ShardedArray, Store
 
 
 @pytest.mark.parametrize("steps", [5000, 400, 20])
@@ -91,18 +91,18 @@ def _configs():
     ("internvl", {"tiles": 5}, (64, 64), (32, 32), (32, 64), 1280),  # 2 x 2 tiles + thumbnail
 ])
 def test_the_points_are_laid_out_from_the_config(family, image_input, tower, merged, dims, tokens):
-    geom = geometry(_configs()[family], image_input)
-    assert (geom.tower_grid, geom.merged_grid, (geom.tower_dim, geom.text_dim), geom.image_tokens) == (
+    grid = token_grid(_configs()[family], image_input)
+    assert (grid.tower_grid, grid.merged_grid, (grid.tower_dim, grid.text_dim), grid.image_tokens) == (
         tower, merged, dims, tokens)
-    points = plan_points(geom, STAGES)
-    assert [p.stage for p in points] == ["tower"] * geom.tower_depth + ["projector"] + ["llm"] * geom.llm_layers
-    assert [p.layer for p in points if p.stage == "llm"] == list(range(1, geom.llm_layers + 1))
+    points = plan_points(grid, STAGES)
+    assert [p.stage for p in points] == ["tower"] * grid.tower_depth + ["projector"] + ["llm"] * grid.llm_layers
+    assert [p.layer for p in points if p.stage == "llm"] == list(range(1, grid.llm_layers + 1))
     assert [p.readout for p in points if p.readout] == ["vision", "projector"]
-    assert points[geom.tower_depth - 1].readout == "vision"  # the tower's last block is g2m probe's read-out
+    assert points[grid.tower_depth - 1].readout == "vision"  # the tower's last block is g2m probe's read-out
 
 
 def test_default_inputs_follow_each_processor_rule_for_a_512_px_image():
-    from probing.points import default_input
+    from probing.sweep.points import default_input
 
     cfg = _configs()
     assert default_input(cfg["qwen2_vl"]) == {"grid_thw": [1, 36, 36]}  # 504 px at patch 14
@@ -128,20 +128,20 @@ def test_stages_are_checked(text, error):
 def test_a_family_without_a_layout_is_refused_and_vision_raw_is_qwen_only():
     from transformers import LlavaConfig, SiglipVisionConfig
 
-    from probing.points import sweep_family
+    from probing.sweep.points import sweep_family
 
     with pytest.raises(EncoderError, match="lays out image tokens for Qwen2-VL.*'llava'"):
         sweep_family(LlavaConfig())
     with pytest.raises(EncoderError, match="cannot lay out a 'siglip_vision_model'"):
         sweep_family(SiglipVisionConfig())
-    geom = geometry(_configs()["internvl"], {"tiles": 1})
+    grid = token_grid(_configs()["internvl"], {"tiles": 1})
     with pytest.raises(EncoderError, match="vision_raw"):
-        plan_points(geom, STAGES, tower_readout="vision_raw")
+        plan_points(grid, STAGES, tower_readout="vision_raw")
 
 
 def test_stored_shapes_are_what_the_probe_reads():
-    geom = Geometry("qwen3_vl", (32, 32), (16, 16), 48, 96, 2, 2, 256, 7, 2)
-    tower, proj = plan_points(geom, ("tower", "projector"))[-2:]
+    grid = TokenGrid("qwen3_vl", (32, 32), (16, 16), 48, 96, 2, 2, 256, 7, 2)
+    tower, proj = plan_points(grid, ("tower", "projector"))[-2:]
     assert stored_shape(tower, 20, "grid") == (20, 20, 48) and stored_shape(tower, 40, "grid") == (32, 32, 48)
     assert stored_shape(proj, 20, "grid") == (16, 16, 96) and stored_shape(proj, 20, "mean") == (1, 1, 96)
 

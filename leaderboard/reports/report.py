@@ -112,7 +112,7 @@ def load_sweeps(folder: str | Path) -> list[dict]:
 
 def sweep_sections(sweeps: list[dict], tasks: dict, out: Path, model: str) -> tuple[list[dict], dict]:
     """Each sweep against this run's end-to-end cell accuracy at its (N, C), point by point, and its figure."""
-    from probing.plots import plot_sweep
+    from probing.core.plots import plot_sweep
 
     rows, figs = [], {}
     for i, sw in enumerate(sweeps):

@@ -14,7 +14,7 @@ a place where the image is a grid of tokens the authors' conv probe can read:
 
 Grids: Qwen's tower is the patch grid (H, W) of ``grid_thw`` and its merged tokens (projector, LLM) the (H/M, W/M)
 grid; InternVL's tiles (r x r, and a thumbnail when r > 1) are stitched into one (rP, rP) tower grid and (rP/2, rP/2)
-after the pixel shuffle, the thumbnail dropped (``probing.tokens``).
+after the pixel shuffle, the thumbnail dropped (``probing.core.tokens``).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass
 
 from dataset_builder.spec import DEFAULT_RESOLUTION
-from probing.encoders import QWEN, EncoderError
+from probing.core.encoders import QWEN, EncoderError
 
 STAGES = ("tower", "projector", "llm")
 #: The families whose image tokens we can lay out at every depth; any other is refused with this list.
@@ -45,7 +45,7 @@ class Point:
 
 
 @dataclass(frozen=True)
-class Geometry:
+class TokenGrid:
     """How one G2M image passes through the model: its token grids, widths and depths."""
 
     family: str
@@ -96,16 +96,16 @@ def default_input(config) -> dict:
     return {"tiles": r * r + (1 if r > 1 else 0), "tile_px": [tile, tile]}
 
 
-def geometry(config, image_input: dict) -> Geometry:
-    """The token geometry of one image (``image_input``: ``grid_thw`` for Qwen, ``tiles`` for InternVL, as
-    ``Encoder.describe_input`` reports them)."""
+def token_grid(config, image_input: dict) -> TokenGrid:
+    """The token grid of one image at every depth, with the model's widths and depths (``image_input``: ``grid_thw``
+    for Qwen, ``tiles`` for InternVL, as ``Encoder.describe_input`` reports them)."""
     family = sweep_family(config)
     v, t = config.vision_config, text_config(config)
     if family in QWEN:
         _, h, w = (int(x) for x in image_input["grid_thw"])
         m = v.spatial_merge_size
         tower_dim = v.embed_dim if family == "qwen2_vl" else v.hidden_size
-        return Geometry(family, (h, w), (h // m, w // m), int(tower_dim), int(t.hidden_size), int(v.depth),
+        return TokenGrid(family, (h, w), (h // m, w // m), int(tower_dim), int(t.hidden_size), int(v.depth),
                         int(t.num_hidden_layers), h * w // m**2, int(config.image_token_id), int(v.depth))
     tiles = int(image_input["tiles"])
     r = math.isqrt(tiles) if math.isqrt(tiles) ** 2 == tiles else math.isqrt(tiles - 1)
@@ -117,7 +117,7 @@ def geometry(config, image_input: dict) -> Geometry:
     vision_layer = depth if layer == -1 else layer % (depth + 1)
     if layer != -1 and not getattr(v, "use_mean_pooling", True):
         vision_layer = -1  # the read-out skips the tower's final norm there, which the tower points apply
-    return Geometry(family, (r * p, r * p), (int(r * p * s), int(r * p * s)), int(v.hidden_size), int(t.hidden_size),
+    return TokenGrid(family, (r * p, r * p), (int(r * p * s), int(r * p * s)), int(v.hidden_size), int(t.hidden_size),
                     depth, int(t.num_hidden_layers), tiles * per_tile, int(config.image_token_id), vision_layer)
 
 
@@ -137,28 +137,28 @@ def parse_stages(text: str) -> tuple[str, ...]:
     return tuple(s for s in STAGES if s in stages)
 
 
-def plan_points(geom: Geometry, stages: tuple[str, ...], stride: int = 1, tower_readout: str = "vision",
+def plan_points(grid: TokenGrid, stages: tuple[str, ...], stride: int = 1, tower_readout: str = "vision",
                 ) -> list[Point]:
     """The points of a sweep, tower -> projector -> LLM, each with the grid and width its tokens are laid out in."""
     if tower_readout not in TOWER_READOUTS:
         raise EncoderError(f"--tower-readout must be one of {', '.join(TOWER_READOUTS)}, got {tower_readout!r}")
-    if tower_readout == "vision_raw" and geom.family not in QWEN:
+    if tower_readout == "vision_raw" and grid.family not in QWEN:
         raise EncoderError("--tower-readout vision_raw is the Qwen family's blocks without the merger's norm; "
-                           f"a {geom.family} tower has no such norm")
+                           f"a {grid.family} tower has no such norm")
     points = []
     if "tower" in stages:
-        points += [Point("tower", k, geom.tower_grid, geom.tower_dim, tower_readout if k == geom.vision_layer else None)
-                   for k in pick_layers(geom.tower_depth, stride)]
+        points += [Point("tower", k, grid.tower_grid, grid.tower_dim, tower_readout if k == grid.vision_layer else None)
+                   for k in pick_layers(grid.tower_depth, stride)]
     if "projector" in stages:
-        points.append(Point("projector", None, geom.merged_grid, geom.text_dim, "projector"))
+        points.append(Point("projector", None, grid.merged_grid, grid.text_dim, "projector"))
     if "llm" in stages:
-        points += [Point("llm", k, geom.merged_grid, geom.text_dim) for k in pick_layers(geom.llm_layers, stride)]
+        points += [Point("llm", k, grid.merged_grid, grid.text_dim) for k in pick_layers(grid.llm_layers, stride)]
     return points
 
 
 def stored_shape(point: Point, grid_size: int, pool: str) -> tuple[int, int, int]:
     """What the store keeps of one image at ``point``: (1, 1, D) for a pooled probe; the grid fitted to the probe's
-    N x N input when it has at least N*N tokens (``features.fit_to_probe``); else the grid itself."""
+    N x N input when it has at least N*N tokens (``probing.core.features.fit_to_probe``); else the grid itself."""
     if pool != "grid":
         return (1, 1, point.dim)
     h, w = point.grid

@@ -21,9 +21,9 @@ from dataset_builder.source import load_config, provenance
 from dataset_builder.spec import PROBE_RESULT_FORMAT
 from g2m_base.errors import UsageError
 from g2m_base.files import atomic_write_text, safe_name
-from probing.encoders import READOUTS, load_encoder
-from probing.features import cache_key, extract_split, native_grid, open_cache
-from probing.probe import POOLED, FeatureSet, TrainConfig, predict, score, train_probe
+from probing.core.encoders import READOUTS, load_encoder
+from probing.core.features import cache_key, extract_split, native_grid, open_cache
+from probing.core.probe import POOLED, FeatureSet, TrainConfig, predict, score, train_probe
 
 VERSIONED = ("torch", "transformers", "numpy", "datasets")
 
@@ -94,7 +94,7 @@ def run_probe(spec: ProbeSpec, progress: bool = True) -> dict:
         "encoder_calls": encoder.calls, "images_encoded": encoder.images_encoded, "cache": str(folder), "versions": {"grid2matrix": __version__, **library_versions(VERSIONED)},
     }
     atomic_write_text(out / "result.json", json.dumps(result, indent=1) + "\n")
-    from probing.plots import plot_curve, plot_heatmap
+    from probing.core.plots import plot_curve, plot_heatmap
 
     plot_heatmap(test["heatmap"], out / "heatmap.png", f"{safe_name(spec.encoder)} {spec.readout} {spec.config}: "
                  f"test cell accuracy {test['cell_accuracy']:.3f}")

@@ -15,8 +15,8 @@ import math
 from dataset_builder.configs import get_config
 from dataset_builder.prompt import build_prompt
 from dataset_builder.spec import DEFAULT_RESOLUTION
-from probing.encoders import QWEN, load_config, processor_input
-from probing.points import default_input, geometry, plan_points, stored_shape, sweep_family, text_config
+from probing.core.encoders import QWEN, load_config, processor_input
+from probing.sweep.points import default_input, plan_points, stored_shape, sweep_family, text_config, token_grid
 
 BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 #: Characters per token of the G2M prompt under Qwen's tokenizer (583-647 characters -> 158-194 tokens), and the
@@ -69,24 +69,24 @@ def plan_sweep(spec, gpu_gb: float = 80.0) -> dict:
     config = load_config(spec.encoder, spec.revision)
     family = sweep_family(config)
     image_input, processor = _image_input(spec, config)
-    geom = geometry(config, image_input)
-    points = plan_points(geom, spec.points, spec.stride, spec.tower_readout)
+    grid = token_grid(config, image_input)
+    points = plan_points(grid, spec.points, spec.stride, spec.tower_readout)
     block = get_config(spec.config).splits[0].blocks[0]
     rows = _rows(spec)
     images = sum(rows.values())
     params = count_parameters(config)
     needs_llm = any(p.stage == "llm" for p in points)
     prompt = math.ceil(len(build_prompt(block.grid_size, block.num_colors)) / CHARS_PER_TOKEN) + TEMPLATE_TOKENS
-    seq = geom.image_tokens + prompt
+    seq = grid.image_tokens + prompt
     b = BYTES[spec.dtype]
     store_b = BYTES[spec.cache_dtype]
     per_point = {p.name: images * math.prod(stored_shape(p, block.grid_size, spec.pool)) * store_b for p in points}
     weights = (params["total"] if needs_llm else params["vision"]) * b
     v, t = config.vision_config, text_config(config)
-    patches = geom.image_tokens * (geom.tower_grid[0] // geom.merged_grid[0]) ** 2  # tower tokens (every tile's)
+    patches = grid.image_tokens * (grid.tower_grid[0] // grid.merged_grid[0]) ** 2  # tower tokens (every tile's)
     widest_t = (getattr(t, "moe_intermediate_size", 0) or 0) * getattr(t, "num_experts_per_tok", 0) or t.intermediate_size
-    act_vision = spec.batch_size * patches * (2 * v.intermediate_size + 6 * geom.tower_dim) * b
-    act_text = spec.batch_size * seq * (3 * widest_t + 6 * geom.text_dim) * b if needs_llm else 0
+    act_vision = spec.batch_size * patches * (2 * v.intermediate_size + 6 * grid.tower_dim) * b
+    act_text = spec.batch_size * seq * (3 * widest_t + 6 * grid.text_dim) * b if needs_llm else 0
     activations = max(act_vision, act_text)
     host_batch = spec.batch_size * sum(math.prod(stored_shape(p, block.grid_size, spec.pool)) for p in points) * store_b
     flops = 2 * params["vision"] * patches + (2 * (params["active"] - params["vision"]) * seq if needs_llm else 0)
@@ -99,7 +99,7 @@ def plan_sweep(spec, gpu_gb: float = 80.0) -> dict:
         "gpus_for_weights": gpus, "gpu_gb": gpu_gb, "host_batch_bytes": host_batch,
         "passes": math.ceil(images / spec.batch_size), "batch_size": spec.batch_size, "images": images,
         "cache_dtype": spec.cache_dtype, "seq_tokens": seq,
-        "image_tokens": geom.image_tokens, "flops_per_image": flops, "steps": spec.train.steps,
+        "image_tokens": grid.image_tokens, "flops_per_image": flops, "steps": spec.train.steps,
         "train_batch": spec.train.batch_size, "needs_llm": needs_llm, "qwen": family in QWEN,
     }
 

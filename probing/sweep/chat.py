@@ -21,8 +21,8 @@ import json
 
 import torch
 
-from probing.encoders import QWEN, EncoderError
-from probing.points import Geometry
+from probing.core.encoders import QWEN, EncoderError
+from probing.sweep.points import TokenGrid
 
 MESSAGE_LAYOUT = "one user turn: the image, then the row's prompt; then the template's generation prompt"
 
@@ -76,9 +76,9 @@ def encode(tokenizer, texts: list[str]) -> dict[str, torch.Tensor]:
     return {"input_ids": input_ids, "attention_mask": mask}
 
 
-def describe(tokenizer, text: str, geom: Geometry) -> dict:
+def describe(tokenizer, text: str, grid: TokenGrid) -> dict:
     """The exact text the LLM sees for one row, its image tokens summarised, and its length in tokens."""
-    token, _, _ = placeholders(tokenizer, geom.family)
+    token, _, _ = placeholders(tokenizer, grid.family)
     n = text.count(token)
     first = text.index(token)
     shown = text[:first] + f"{token} x {n}" + text[first + len(token) * n:]

@@ -29,21 +29,27 @@ from torch.nn import functional as F
 from tqdm.auto import tqdm
 
 from g2m_base.bounded_json import Rejected, read_json
-from g2m_base.errors import UsageError
+from g2m_base.errors import BuildError, G2MError
 from g2m_base.files import atomic_write_text, safe_name
-from probing.encoders import Encoder
+from probing.core.encoders import Encoder
 
 KEY_FILE = "key.json"
 CACHE_FORMAT = "g2m-probe-cache/2"  # 2: grids fitted to the probe's N x N input; the pooled probes' vectors
 SHAPE_FILE = "shape.json"
 
 
-class NonFiniteFeatures(UsageError):
-    """An encoder's features overflow the cache's dtype (or are NaN): they are refused, never cached."""
+class NonFiniteFeatures(G2MError, RuntimeError):
+    """An encoder's features overflow the cache's dtype (or are NaN): they are refused, never cached.
+
+    Not a usage error: every argument was valid, and the numbers the model produced on this data are what failed. So
+    it is a run's failure (exit 1, like a full disk), shown in one line saying which flag avoids it."""
+
+    exit_code = 1
 
 
-class CacheMismatch(UsageError):
-    """A cache folder was built with other settings than this run's."""
+class CacheMismatch(BuildError):
+    """A cache folder was built with other settings than this run's, or holds another number of rows: a problem with
+    an output folder's contents, never a silent reuse."""
 
 
 def fingerprint(name: str, revision: str | None) -> str:

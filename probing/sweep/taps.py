@@ -1,13 +1,13 @@
 """Hooks that collect every read-out point of a sweep from one forward pass per batch of images.
 
-``Taps(model, ...)`` hooks the requested points (``probing.points``) of a loaded VLM: a forward hook on each vision
-block and on the merger/projector, and a forward *pre*-hook on each decoder layer k+1 (and on the final norm for the
-last layer), whose input is the residual stream after layer k as the model carries it on (Qwen3-VL adds its DeepStack
-features between layers, so a hook on a layer's own output would miss them). Each hook lays its tokens out as one
-grid per image (``probing.tokens``, the layouts ``g2m probe`` uses), pools them for a pooled probe, fits them to the
-probe's N x N input (``features.fit_to_probe``) and keeps them in the store's dtype on the host, so the device holds
-one point's tokens at a time. ``run(images, prompts)`` makes the one pass: the whole VLM when an LLM point is asked
-for (on the chat input of ``probing.chat``), else the vision tower and projector alone.
+``Taps(model, ...)`` hooks the requested points (``probing.sweep.points``) of a loaded VLM: a forward hook on each
+vision block and on the merger/projector, and a forward *pre*-hook on each decoder layer k+1 (and on the final norm for
+the last layer), whose input is the residual stream after layer k as the model carries it on (Qwen3-VL adds its
+DeepStack features between layers, so a hook on a layer's own output would miss them). Each hook lays its tokens out as
+one grid per image (``probing.core.tokens``, the layouts ``g2m probe`` uses), pools them for a pooled probe, fits them
+to the probe's N x N input (``probing.core.features.fit_to_probe``) and keeps them in the store's dtype on the host, so
+the device holds one point's tokens at a time. ``run(images, prompts)`` makes the one pass: the whole VLM when an LLM
+point is asked for (on the chat input of ``probing.sweep.chat``), else the vision tower and projector alone.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from probing import chat
-from probing import tokens as tk
-from probing.encoders import QWEN, merger_norm
-from probing.features import fit_to_probe, to_cache_dtype
-from probing.points import Geometry, Point
+from probing.core import tokens as tk
+from probing.core.encoders import QWEN, merger_norm
+from probing.core.features import fit_to_probe, to_cache_dtype
+from probing.sweep import chat
+from probing.sweep.points import Point, TokenGrid
 
 
 def _tensor(output) -> torch.Tensor:
@@ -27,14 +27,14 @@ def _tensor(output) -> torch.Tensor:
 
 
 class Taps:
-    def __init__(self, model, geom: Geometry, points: list[Point], grid_size: int, pool: str = "grid",
+    def __init__(self, model, grid: TokenGrid, points: list[Point], grid_size: int, pool: str = "grid",
                  tower_readout: str = "vision", cache_dtype: str = "float16", image_processor=None, tokenizer=None,
                  dtype: torch.dtype = torch.float32) -> None:
-        self.model, self.geom, self.points, self.n, self.pool = model, geom, points, grid_size, pool
+        self.model, self.grid, self.points, self.n, self.pool = model, grid, points, grid_size, pool
         self.tower_readout, self.cache_dtype, self.dtype = tower_readout, cache_dtype, dtype
         self.image_processor, self.tokenizer = image_processor, tokenizer
         self.inner = getattr(model, "model", model)
-        self.qwen = geom.family in QWEN
+        self.qwen = grid.family in QWEN
         self.needs_llm = any(p.stage == "llm" for p in points)
         self.passes = self.images = 0
         self.out: dict[str, list[np.ndarray]] = {}
@@ -74,7 +74,7 @@ class Taps:
         def hook(module, args, output):
             x = _tensor(output)
             if self.qwen:
-                if self.geom.family == "qwen2_5_vl":
+                if self.grid.family == "qwen2_5_vl":
                     x = tk.unwindow(x, self.ctx["window_index"].to(x.device), self.ctx["merge"])
                 if self.post_norm is not None:
                     x = self.post_norm(x)
@@ -100,7 +100,7 @@ class Taps:
         def hook(module, args, output):
             x = _tensor(output)
             x = x.reshape(-1, x.shape[-1])
-            if self.geom.family == "qwen2_5_vl":  # the merger runs in window order; the tower restores it after
+            if self.grid.family == "qwen2_5_vl":  # the merger runs in window order; the tower restores it after
                 x = tk.unwindow(x, self.ctx["window_index"].to(x.device), 1)
             self._emit(point, self._merged(x, list(torch.split(x, self.ctx["image_tokens"]))))
         return hook
@@ -126,10 +126,10 @@ class Taps:
         pixels = x["pixel_values"].to(self._device(self.blocks), self.dtype)
         if self.qwen:
             thw = x["image_grid_thw"]
-            merge = int(self.geom.tower_grid[0] // self.geom.merged_grid[0])
+            merge = int(self.grid.tower_grid[0] // self.grid.merged_grid[0])
             self.ctx = {"grid_thw": thw.tolist(), "merge": merge, "patches": [int(v) for v in thw.prod(-1)],
                         "image_tokens": [int(v) // merge**2 for v in thw.prod(-1)]}
-            if self.geom.family == "qwen2_5_vl":
+            if self.grid.family == "qwen2_5_vl":
                 from transformers.models.qwen2_5_vl.modeling_qwen2_5_vl import get_vision_window_index
 
                 cfg = self.inner.visual.config
@@ -137,7 +137,7 @@ class Taps:
                     thw, spatial_merge_size=merge, window_size=cfg.window_size, patch_size=cfg.patch_size)
         else:
             counts = x["num_patches"].tolist() if "num_patches" in x else [len(pixels) // len(images)] * len(images)
-            per_tile = self.geom.image_tokens // counts[0]
+            per_tile = self.grid.image_tokens // counts[0]
             self.ctx = {"tiles": counts, "image_tokens": [k * per_tile for k in counts]}
         if not self.needs_llm:
             if self.qwen:
@@ -147,10 +147,10 @@ class Taps:
                 self.inner.get_image_features(pixel_values=pixels, vision_feature_layer=cfg.vision_feature_layer,
                                               vision_feature_select_strategy=cfg.vision_feature_select_strategy)
             return {k: np.concatenate(v) for k, v in self.out.items()}
-        texts = [chat.expand(chat.chat_text(self.tokenizer, p), self.tokenizer, self.geom.family, k)
+        texts = [chat.expand(chat.chat_text(self.tokenizer, p), self.tokenizer, self.grid.family, k)
                  for p, k in zip(prompts, self.ctx["image_tokens"], strict=True)]
         enc = chat.encode(self.tokenizer, texts)
-        self.ctx["image_mask"] = enc["input_ids"] == self.geom.image_token_id
+        self.ctx["image_mask"] = enc["input_ids"] == self.grid.image_token_id
         found = self.ctx["image_mask"].sum(1).tolist()
         if found != self.ctx["image_tokens"]:
             raise RuntimeError(f"image tokens in the sequences {found} != the images' {self.ctx['image_tokens']}")

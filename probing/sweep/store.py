@@ -1,12 +1,12 @@
 """Where a sweep keeps its features: memory-mapped float16 shards per point, one per chunk of rows.
 
 Measured on the tiny VLM and estimated for the real ones (``benchmarks/bench_sweep.py``, ``--dry-run``), this is the
-layout that fits: grids already fitted to the probe's N x N input (``features.fit_to_probe``), in the store's dtype,
-one ``.npy`` shard per point, split and chunk of rows (``<point>/<split>/<chunk>.npy``), memory-mapped when read, so a
-point's probe reads only its own files and the host holds one batch of features at a time. Training all probes while
-streaming would need the encoder again for every epoch (the authors' schedule walks the train split 20 times); one
-pooled vector per image is what the pooled probes read (``--probe mean|cls``), and the store keeps exactly that
-(1 x 1 x D) for them.
+layout that fits: grids already fitted to the probe's N x N input (``probing.core.features.fit_to_probe``), in the
+store's dtype, one ``.npy`` shard per point, split and chunk of rows (``<point>/<split>/<chunk>.npy``), memory-mapped
+when read, so a point's probe reads only its own files and the host holds one batch of features at a time. Training all
+probes while streaming would need the encoder again for every epoch (the authors' schedule walks the train split 20
+times); one pooled vector per image is what the pooled probes read (``--probe mean|cls``), and the store keeps exactly
+that (1 x 1 x D) for them.
 
 A chunk (``chunk_rows`` rows) is the unit of work and of resumption. Its shards are filled batch by batch under a
 temporary name and renamed when the chunk is done, so a shard that exists is complete: an interrupted sweep redoes

@@ -25,7 +25,7 @@ from pathlib import Path
 import torch
 
 from g2m_base.errors import UsageError
-from probing import tokens as tk
+from probing.core import tokens as tk
 
 #: vision: the tower's patch tokens before the merger/projector (for Qwen, after the merger's own norm, as the authors
 #: read them); vision_raw: Qwen's tokens before that norm; projector: after the merger/projector.
@@ -35,7 +35,8 @@ VITS = frozenset({"siglip", "siglip_vision_model", "siglip2", "siglip2_vision_mo
 
 
 class EncoderError(UsageError):
-    """The checkpoint cannot be probed as asked (no vision tower, no projector, unknown family)."""
+    """The checkpoint cannot be probed as asked (no vision tower, no projector, unknown family), or a read-out flag
+    does not fit it: a usage error, since another model or another flag is the fix."""
 
 
 @dataclass
