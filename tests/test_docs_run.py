@@ -141,6 +141,12 @@ def test_bash_n_accepts_every_shell_block(tmp_path):
         assert r.returncode == 0, f"{block.where}: {r.stderr}"
 
 
+def test_dry_run_goes_after_the_command_not_after_a_comment():
+    block = Block("p.md", 1, "bash", "gpu", ("dry-run",), ".venv/bin/g2m eval --serve M \\\n  --tasks g2m   # a note\n"
+                  ".venv/bin/g2m report runs/M\n")
+    assert " ".join(script_of(block).split()) == ".venv/bin/g2m eval --dry-run --serve M --tasks g2m # a note"
+
+
 def test_the_expected_output_matcher():
     out = "g2m: building\nrow  1   2\ncosts: 14 passes, extraction 20.0 s\nresults: a/b.json\n"
     assert shown_output_missing("row 1 2\n[...]\ncosts: 14 passes, extraction [...]\nresults: a/b.json", out) is None
@@ -196,8 +202,10 @@ def environment(scratch: Path) -> dict[str, str]:
 def script_of(block: Block) -> str:
     if block.kind == "run":
         return block.text.replace(SETUP, "test -x .venv/bin/g2m")
-    lines = [c for c in logical_lines(block.text) if DRY_RUNNABLE.search(c)]
-    return "\n".join(f"{c} --dry-run" for c in lines) + "\n"
+    # --dry-run right after the command's name: the line may end in a comment
+    lines = [DRY_RUNNABLE.sub(lambda m: m[0] + " --dry-run", c, count=1) for c in logical_lines(block.text)
+             if DRY_RUNNABLE.search(c)]
+    return "\n".join(lines) + "\n"
 
 
 BEGIN = "@@docs-test block {} begins@@"
