@@ -100,7 +100,7 @@ def _export(args: argparse.Namespace) -> int:
     print(f"wrote {n:,} rows to {term(out)}\n"
           f"  copy it to $LMUData/{out.name} (default ~/LMUData); its images are named by content hash, so an older\n"
           f"  $LMUData/images/{out.stem}/ is never reused for other pixels. Run VLMEvalKit with a --config JSON whose\n"
-          f"  data is {{\"{out.stem}\": {{\"class\": \"CustomVQADataset\", \"dataset\": \"{out.stem}\"}}}} (see the README):\n"
+          f"  data is {{\"{out.stem}\": {{\"class\": \"CustomVQADataset\", \"dataset\": \"{out.stem}\"}}}} (see docs/harnesses.md):\n"
           f"  PRED_FORMAT=tsv python run.py --config cfg.json --mode all\n"
           f"  then: g2m report outputs/<model>/T<date>-<time>/<model>_{out.stem}.tsv  (an .xlsx cuts long answers)")
     return 0

@@ -103,8 +103,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("probe", help="probe a frozen vision encoder on a probe_n{N}_c{C} config (sweep: every layer)",
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
                        description="Cache a frozen encoder's patch features for a probing config once, then train "
-                                   "the authors' spatial probe on them. Offline in a minute: see the README's "
-                                   "probing example (scripts/make_tiny_encoder.py). `g2m probe sweep --help`: one "
+                                   "the authors' spatial probe on them. Offline on a CPU: see docs/probing.md's "
+                                   "first example (scripts/make_tiny_encoder.py). `g2m probe sweep --help`: one "
                                    "probe per layer, from the vision tower through the projector into the LLM.")
     p.add_argument("--encoder", default=None, help="model folder or Hub id (Qwen2/2.5/3-VL, InternVL-HF, SigLIP, CLIP)")
     p.add_argument("--config", default=None, help="probing config, e.g. probe_n32_c3")
@@ -120,7 +120,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                       "positions, the model shown the G2M prompt in its chat template) from one "
                                       "forward pass per image; write sweep.json and sweep.png. Resumable: rerun the "
                                       "same command. Data-parallel under torchrun / accelerate launch. Offline in a "
-                                      "minute: scripts/make_tiny_vlm.py (README).")
+                                      "minute: scripts/make_tiny_vlm.py (docs/probing.md).")
     s.add_argument("--encoder", required=True, help="a Qwen2/2.5/3-VL or InternVL (HF format) folder or Hub id")
     s.add_argument("--config", required=True, help="probing config, e.g. probe_n32_c10")
     s.add_argument("--points", default="tower,projector,llm", help="stages to probe, comma-separated")

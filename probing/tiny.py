@@ -1,4 +1,4 @@
-"""Tiny random-weight models built from configs, offline: the encoders of the README's one-minute probing examples
+"""Tiny random-weight models built from configs, offline: the encoders of docs/probing.md's offline probing examples
 (and of the tests). Each is saved like a Hub checkpoint, so ``g2m probe`` / ``g2m probe sweep --encoder FOLDER`` load it
 through the same ``from_pretrained`` path as a real model.
 
