@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from dataset_builder.prompt import PROMPT_VERSION
@@ -76,7 +76,7 @@ def write_run(out: Path, model: str, harness: str, samples: list[HarnessSample],
     from harness_tasks.answers.replies import GenText, bounded
 
     folder = ensure_dir(Path(out) / (folder or safe_name(model)))
-    date = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H-%M-%S.%f")
+    date = datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%S.%f")
     by_task: dict[str, list[dict]] = {}
     for s in samples:
         info = task_info(s.task)
@@ -107,7 +107,7 @@ def write_run(out: Path, model: str, harness: str, samples: list[HarnessSample],
         n_samples[task] = {"original": len(lines), "effective": len(lines)}
     doc = {"results": results, "configs": configs, "versions": {t: TASK_VERSION for t in results},
            "n-samples": n_samples, "config": {**(config or {}), "model": harness, "model_args": f"model={model}"},
-           "date": datetime.now(timezone.utc).timestamp(), "model_name": model, "harness": harness}
+           "date": datetime.now(UTC).timestamp(), "model_name": model, "harness": harness}
     doc["g2m"] = {**g2m_block, "task_version": TASK_VERSION, "prompt_version": PROMPT_VERSION, "tags": tag_scores(doc), "harness": harness,
                   "request_failed": sum(1 for s in samples if s.finish_reason == "request_failed"), "model": model}
     lines = {task: [json.dumps(line, ensure_ascii=False) + "\n" for line in task_lines]

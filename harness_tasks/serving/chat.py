@@ -203,7 +203,7 @@ class G2MChat(LocalChatCompletion):
                     error = f"the server ended the answer with finish_reason {answer.finish_reason!r}"
                     continue
                 return answer
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 error = f"no answer within {seconds:.0f} s (client timeout)"
             except aiohttp.ClientError as e:
                 error = f"{type(e).__name__}: {e}"

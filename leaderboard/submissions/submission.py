@@ -17,7 +17,7 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from dataset_builder import __version__
@@ -85,7 +85,7 @@ def metadata_from_run(results: dict, model: str) -> dict:
                     "manifest_sha256": data.get("manifest_sha256"), "content_sha256": data.get("content_sha256")},
         "generation": {"task_version": results.get("g2m", {}).get("task_version"), "gen_kwargs": cfg.get("gen_kwargs"),
                        "chat_template_sha": results.get("chat_template_sha"), "max_gen_toks": budgets},
-        "date": datetime.fromtimestamp(float(date), timezone.utc).isoformat() if isinstance(date, (int, float)) else date,
+        "date": datetime.fromtimestamp(float(date), UTC).isoformat() if isinstance(date, (int, float)) else date,
     }
 
 
