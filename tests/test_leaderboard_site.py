@@ -211,7 +211,7 @@ def _lines(page, view: str) -> list[tuple[str, bool]]:
     """(model, drawn) for every line of a tab's figure, best first."""
     return page.eval_on_selector_all(
         f"#figure-{view} g.line", "gs => gs.sort((a, b) => a.dataset.rank - b.dataset.rank).map(g => "
-        "[g.getAttribute('data-model'), getComputedStyle(g).display !== 'none' && g.querySelectorAll('circle').length > 0])")
+        "[g.getAttribute('data-model'), getComputedStyle(g).display !== 'none' && g.querySelectorAll('circle, polygon').length > 0])")
 
 
 def _board_names(page, table: str) -> list[str]:
