@@ -105,7 +105,7 @@ def exact_note(ranked: list[dict]) -> str:
     """What the header says of exact match past N = ``EXACT_PAST``, computed from the rows on this page (a sentence
     written once by hand went stale: it said "near 0 for every model" above a 1.000); empty with no such number."""
     best = None
-    for r in ranked:
+    for r in sorted(ranked, key=lambda r: -r["views"]["all"]["overall"]["cell_accuracy"]):  # ties: the board's first
         for n, s in r["views"]["all"]["by_n"].items():
             v = s.get("exact_match")
             if n > EXACT_PAST and isinstance(v, float) and not math.isnan(v) and (best is None or v > best[0]):

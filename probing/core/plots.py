@@ -132,5 +132,5 @@ def draw_sweep(points: list[dict], title: str, chance: float, reference: dict | 
     ax.set_xlabel("depth: vision block -> projector (P) -> LLM decoder layer")
     ax.set_ylabel("test cell accuracy / exact match")
     ax.set_title(plot(title, 140), fontsize=9, pad=26)
-    fig.legend(loc="outside lower center", ncol=3, fontsize=7, frameon=False)
+    fig.legend(loc="outside lower center", ncol=2, fontsize=7, frameon=False)  # 3 columns run past a 6-inch figure
     return fig
