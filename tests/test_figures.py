@@ -1,15 +1,21 @@
 """The report's colour figures on scripted runs whose true answer is known: per-palette confusion, colour bias over
-valid cells only, and every figure written as PNG and SVG with a title."""
+valid cells only, and every figure written as PNG and SVG with a title; then figures that tell the truth, read back
+from what matplotlib drew (titles, markers, interval bars, legend entries against visible artists, label boxes)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from matplotlib.collections import LineCollection, PolyCollection
 
+from dataset_builder.configs import ZERO_SHOT_SIZES
 from harness_tasks.answers.parsing import format_answer
 from leaderboard.reports import figures
+from leaderboard.reports.report_page import _sections
 from leaderboard.rescoring import patch_crossing
 from leaderboard.rescoring.rescore import color_bias, confusion_by_palette, heatmaps, score_output
+from leaderboard.site import front_figure, index_page
+from probing.core import plots
 
 
 def _rows(num_colors: int, answer_of, grids: int = 40, n: int = 6, seed: int = 0) -> list:
@@ -69,3 +75,179 @@ def test_every_figure_is_png_and_svg(tmp_path):
         png, svg = tmp_path / name, (tmp_path / name).with_suffix(".svg")
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and b"<svg" in svg.read_bytes()[:500]
         assert b"title" in svg.read_bytes()  # the title is in the figure
+
+
+# --- figures that tell the truth: what is drawn, read back from the Figure ---------------------------------------
+
+SIZES = (5, 8, 9, 16, 32, 64)
+
+
+def _task(em: float, cell: float, n: int = 15) -> dict:
+    """A task's summary with Wilson-like intervals wide enough to see (15 grids)."""
+    return {"exact_match": em, "exact_match_ci": (max(0.0, em - 0.2), min(1.0, em + 0.25)),
+            "cell_accuracy": cell, "cell_accuracy_ci": (max(0.0, cell - 0.03), min(1.0, cell + 0.03)), "n": n}
+
+
+def _tasks(same: bool) -> dict:
+    """Exact match 0 past N = 8 for every palette; cell accuracy equal across palettes when ``same``."""
+    return {(n, c): _task(1.0 if n <= 8 else 0.0, 0.9 - 0.01 * n * (1 if same else c / 5))
+            for n in SIZES for c in (3, 5, 10)}
+
+
+def _visible_artists(ax) -> dict[str, object]:
+    """Label -> artist for everything drawn on ``ax`` that carries a legend label."""
+    out = {}
+    for a in [*ax.lines, *ax.collections, *ax.containers]:
+        label = a.get_label()
+        if label and not label.startswith("_"):
+            out[label] = a
+    return out
+
+
+def _legend_texts(fig) -> list[str]:
+    return [t.get_text() for leg in [*fig.legends, *(ax.get_legend() for ax in fig.axes)] if leg for t in leg.get_texts()]
+
+
+@pytest.mark.slow  # draws and lays out a matplotlib figure (seconds on a busy machine)
+@pytest.mark.parametrize("same", [True, False])
+def test_palettes_with_equal_curves_stay_apart_and_are_named(same):
+    fig = figures.draw_accuracy_vs_n(_tasks(same), title="m: accuracy against grid size\npaper protocol (...)")
+    try:
+        cell_ax, em_ax = fig.axes[:2]
+        # exact match is equal for every palette: three marker shapes, each palette's points a little apart along N
+        data_lines = [c.lines[0] for c in em_ax.containers if c.get_label().endswith("end-to-end")]
+        assert len(data_lines) == 3 and len({ln.get_marker() for ln in data_lines}) == 3
+        xs = [tuple(ln.get_xdata()) for ln in data_lines]
+        assert len(set(xs)) == 3 and all(min(x) > 0 for x in xs)
+        assert "C=3 and C=5 and C=10 have the same exact match" in em_ax.get_title()
+        assert ("have the same cell accuracy" in cell_ax.get_title()) is same
+        assert "paper protocol" in fig._suptitle.get_text()
+    finally:
+        figures._plt().close(fig)
+
+
+@pytest.mark.slow  # draws and lays out a matplotlib figure (seconds on a busy machine)
+def test_accuracy_intervals_are_capped_bars_per_point_not_a_band():
+    fig = figures.draw_accuracy_vs_n(_tasks(True))
+    try:
+        em_ax = fig.axes[1]
+        assert not [c for c in em_ax.collections if isinstance(c, PolyCollection)]  # no shaded band that reads as a bar
+        bars = [c for c in em_ax.collections if isinstance(c, LineCollection)]
+        assert len(bars) == 3 and all(len(b.get_segments()) == len(SIZES) for b in bars)  # one bar per point
+        caps = [ln for ln in em_ax.lines if ln.get_marker() == "_"]
+        assert len(caps) == 6  # a cap at each end, per palette
+        legend = _legend_texts(fig)
+        drawn = _visible_artists(fig.axes[0])
+        assert legend and all(text in drawn for text in legend)  # every entry is something on the axes
+    finally:
+        figures._plt().close(fig)
+
+
+def _overlaps(a, b) -> bool:
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+@pytest.mark.slow  # draws and lays out a matplotlib figure (seconds on a busy machine)
+def test_heatmap_row_labels_stay_clear_of_the_panel_to_their_left():
+    rng = np.random.default_rng(0)
+    hms = {n: rng.random((n, n)) for n in ZERO_SHOT_SIZES[:7]}
+    fig = figures.draw_heatmap_grid(hms, dict.fromkeys(hms, 4), "m: accuracy of each cell\nG2M protocol", 16)
+    try:
+        renderer = fig.canvas.get_renderer()
+        fig.canvas.draw()
+        panels = [ax for ax in fig.axes if ax.get_ylabel() == "row"]
+        assert len(panels) == 7
+        for left, right in zip(panels, panels[1:], strict=False):
+            if right.get_position().x0 > left.get_position().x0:  # neighbours in one row of panels
+                label = right.yaxis.label.get_window_extent(renderer)
+                assert not _overlaps(label, left.get_tightbbox(renderer)), (left.get_title(), right.get_title())
+    finally:
+        figures._plt().close(fig)
+
+
+def test_no_correlation_over_an_empty_half():
+    """At N = 9 with 16-px patches every cell but a few crosses by the largest share: the "more crossed" half is
+    empty, so there is no difference and no r either (the table printed r = -0.036 beside a '-')."""
+    rng = np.random.default_rng(1)
+    hms = {9: rng.random((9, 9)), 10: rng.random((10, 10))}
+    res = patch_crossing.alignment(hms, {9: 5, 10: 5}, 16)
+    by_n = {r["grid_size"]: r for r in res["per_n"]}
+    assert by_n[9]["more_crossed_accuracy"] is None and by_n[9]["difference"] is None
+    assert by_n[9]["correlation"] is None
+    assert by_n[10]["difference"] is not None and by_n[10]["correlation"] is not None  # both halves: both numbers
+    report = {"patch_alignment": [res], "colour_bias": {}, "protocol": "g2m", "protocols": {}, "tasks": [],
+              "digital_agnosia_gap": []}
+    overall = {k: 0.5 for k in ("n", "exact_match", "cell_accuracy", "parse_failed", "truncated", "request_failed")}
+    overall.update({f"{k}_ci": (0.4, 0.6) for k in ("exact_match", "cell_accuracy", "parse_failed", "truncated",
+                                                     "request_failed")})
+    section = next(s for s in _sections(report, {}, overall, type("O", (), {"input_size": 512.0})())
+                   if s[0] == "Patch alignment")
+    row9 = next(r for r in section[3] if r[1] == "9")
+    assert row9[4:] == ["-", "-", "-"]  # more crossed, difference, r
+
+
+def _points(width: float, em: float = 0.0) -> list[dict]:
+    return [{"point": f"p{i}", "stage": stage, "layer": layer, "readout": None, "feature_grid": [4, 4],
+             "cell_accuracy": a, "cell_accuracy_ci": [a - width / 2, a + width / 2], "exact_match": em}
+            for i, (stage, layer, a) in enumerate([("tower", 0, 0.95), ("tower", 1, 0.96), ("projector", None, 0.94),
+                                                   ("llm", 0, 0.5), ("llm", 1, 0.35)])]
+
+
+@pytest.mark.slow  # draws and lays out a matplotlib figure (seconds on a busy machine)
+@pytest.mark.parametrize("width, interval_in_legend", [(0.004, False), (0.1, True)])
+def test_the_sweep_legend_lists_only_what_can_be_seen(width, interval_in_legend):
+    fig = plots.draw_sweep(_points(width), "enc on cfg: probe by depth", 1 / 3, {"cell_accuracy": 0.4, "source": "r"})
+    try:
+        ax = fig.axes[0]
+        legend = _legend_texts(fig)
+        drawn = _visible_artists(ax)
+        assert all(text in drawn for text in legend), (legend, list(drawn))
+        assert ("95% interval" in legend) is interval_in_legend
+        assert any(t.startswith("probe cell accuracy") for t in legend) and "probe exact match" in legend
+        em = drawn["probe exact match"]
+        bottom = ax.get_ylim()[0]
+        assert em.get_marker() not in ("None", "", None) and min(em.get_ydata()) > bottom  # 0 is above the axis line
+        bars = [c for c in ax.collections if isinstance(c, LineCollection)]
+        assert bars and len(bars[0].get_segments()) == 5  # intervals as a capped bar per point
+        renderer = fig.canvas.get_renderer()
+        fig.canvas.draw()
+        assert not _overlaps(fig.legends[0].get_window_extent(renderer), ax.get_window_extent(renderer))
+    finally:
+        plots.pyplot().close(fig)
+
+
+@pytest.mark.slow  # draws and lays out a matplotlib figure (seconds on a busy machine)
+def test_the_probe_curve_has_a_title_and_says_how_often_it_was_evaluated():
+    history = [{"step": s, "loss": 1 / s, "val_cell_accuracy": a} for s, a in ((50, 0.6), (100, 0.9), (120, 0.85))]
+    fig = plots.draw_curve(history, 1 / 3, "enc vision cfg: probe training")
+    try:
+        ax = fig.axes[0]
+        assert ax.get_title().startswith("enc vision cfg: probe training") and "3 validation evaluations" in ax.get_title()
+        kept = [ln for ln in ax.lines if ln.get_label().startswith("kept")]
+        assert kept and list(kept[0].get_xdata()) == [100]
+        assert all(t in _visible_artists(ax) for t in _legend_texts(fig))
+    finally:
+        plots.pyplot().close(fig)
+
+
+def _board_row(name: str, cell: float, em_by_n: dict[int, float]) -> dict:
+    by_n = {n: {"cell_accuracy": cell, "exact_match": em_by_n.get(n, 0.0)} for n in ZERO_SHOT_SIZES}
+    return {"name": name, "kind": "submission", "views": {"all": {"overall": {"cell_accuracy": cell}, "by_n": by_n}}}
+
+
+def test_the_front_figure_names_lines_drawn_on_one_another_and_gives_them_other_markers():
+    rows = [_board_row("a", 1.0, {}), _board_row("b", 1.0, {}), _board_row("c", 0.5, {}), _board_row("d", 0.2, {})]
+    f = front_figure.figure(rows, "all", "figure-all")
+    assert "Drawn on one another (the same cell accuracy at every N): a and b." in f["caption"]
+    assert "G2M protocol" in f["caption"]
+    shapes = [line["marks"][0]["shape"] for line in f["lines"]]
+    assert len(set(shapes)) == 4
+    f = front_figure.figure(rows[1:], "all", "figure-all")
+    assert "Drawn on one another" not in f["caption"]
+
+
+def test_the_boards_sentence_on_exact_match_is_computed_from_its_rows():
+    rows = [_board_row("oracle", 1.0, dict.fromkeys(ZERO_SHOT_SIZES, 1.0)), _board_row("m", 0.7, {9: 0.733})]
+    assert index_page.exact_note(rows) == "past N = 8, the highest here is 1.000, oracle at N = 9"
+    assert index_page.exact_note(rows[1:]) == "past N = 8, the highest here is 0.733, m at N = 9"
+    assert index_page.exact_note([]) == ""

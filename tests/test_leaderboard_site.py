@@ -211,7 +211,7 @@ def _lines(page, view: str) -> list[tuple[str, bool]]:
     """(model, drawn) for every line of a tab's figure, best first."""
     return page.eval_on_selector_all(
         f"#figure-{view} g.line", "gs => gs.sort((a, b) => a.dataset.rank - b.dataset.rank).map(g => "
-        "[g.getAttribute('data-model'), getComputedStyle(g).display !== 'none' && g.querySelectorAll('circle').length > 0])")
+        "[g.getAttribute('data-model'), getComputedStyle(g).display !== 'none' && g.querySelectorAll('circle, polygon').length > 0])")
 
 
 def _board_names(page, table: str) -> list[str]:
@@ -223,6 +223,9 @@ def test_the_front_figure_draws_every_ranked_model_above_how_to_submit(site, bro
     lines = _lines(page, "all")
     assert [name for name, _ in lines] == _board_names(page, "#board")  # the board's models, in its order
     assert all(drawn for _, drawn in lines) and len(lines) == 4
+    caption = page.inner_text("#figure-all figcaption")  # Test-VLM and g2m-oracle draw one line: said, not hidden
+    assert "Drawn on one another (the same cell accuracy at every N): " in caption and "g2m-oracle" in caption
+    assert "is near 0 for every" not in page.inner_text("body") and "exact match beside it (past N = 8" in page.inner_text("body")
     assert HOSTILE_NAME in [name for name, _ in lines]  # a name is text in the SVG too
     chance = page.eval_on_selector_all("#figure-all line.chance", "ls => ls.map(l => +l.dataset.chance)")
     assert chance == [3, 5, 10]

@@ -41,6 +41,8 @@ def test_report_tables_agree_with_lm_eval_and_files_are_written(random_run, tmp_
     for name in ("index.html", "index.md", "summary.csv", "report.json", "accuracy_vs_n.png", "confusion.png",
                  "patch_alignment.png", "heatmaps.png", "heatmaps.svg", "confusion.svg", "patch_alignment.svg"):
         assert (out / name).is_file(), name
+    for name in ("accuracy_vs_n", "heatmaps", "confusion", "patch_alignment"):  # every title names the protocol
+        assert "G2M protocol (G2M's parser" in (out / f"{name}.svg").read_text(), name
     with Image.open(out / "heatmaps.png") as im:
         assert im.format == "PNG" and im.width > 1000  # one compact grid, not 15 stacked figures
     rows = list(csv.DictReader(open(out / "summary.csv")))
@@ -249,3 +251,10 @@ def test_a_run_with_both_protocols_is_reported_side_by_side(small_release, tmp_p
         assert task["cell_accuracy"] == pytest.approx(theirs["cell_accuracy,none"])
     md = (tmp_path / "report" / "index.md").read_text()
     assert "## Protocols side by side" in md and "paper rule on G2M outputs cell accuracy" in md
+    paper = run_eval(EvalSpec(model="g2m-oracle", tasks=("g2m_paper_c3",), data=str(small_release),
+                              output=str(tmp_path / "paper-runs")))
+    rep = build_report(paper["output_dir"], tmp_path / "paper-report")
+    assert rep["protocol"] == "paper"
+    for name in ("accuracy_vs_n", "heatmaps", "confusion", "patch_alignment"):  # a paper run is titled as one
+        svg = (tmp_path / "paper-report" / f"{name}.svg").read_text()
+        assert "paper protocol (the authors' parser and scoring, budget" in svg and "G2M protocol" not in svg, name

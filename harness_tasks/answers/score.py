@@ -21,6 +21,9 @@ from harness_tasks.answers.parsing import Matrix, looks_truncated, parse_matrix
 
 Mask = tuple[tuple[int, ...], ...]
 PROTOCOLS = ("g2m", "paper")
+#: Each protocol in words, as the score table and every figure's title name it.
+PROTOCOL_TITLES = {"g2m": "G2M protocol (G2M's parser, partial credit, G2M's budget)",
+                   "paper": "paper protocol (the authors' parser and scoring, budget min(4N^2+20N+50, 2048))"}
 #: Metric names every protocol reports (the numbers of a task's metric_list), and those where lower is better.
 METRICS = ("exact_match", "cell_accuracy", "cell_accuracy_strict", "parse_failed", "truncated", "request_failed")
 LOWER_IS_BETTER = frozenset({"parse_failed", "truncated", "request_failed"})

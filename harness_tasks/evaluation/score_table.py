@@ -4,9 +4,7 @@ each complete tag's scores."""
 from __future__ import annotations
 
 from harness_tasks.answers.score import METRICS as SCORES
-
-PROTOCOL_TITLES = {"g2m": "G2M protocol (G2M's parser, partial credit, G2M's budget)",
-                   "paper": "paper protocol (the authors' parser and scoring, budget min(4N^2+20N+50, 2048))"}
+from harness_tasks.answers.score import PROTOCOL_TITLES
 
 
 def _value(entry: dict, metric: str) -> float | None:

@@ -32,43 +32,80 @@ def _save(fig, path: Path, title: str) -> str:
     return path.name
 
 
-def accuracy_vs_n(tasks: dict[tuple[int, int], dict], path: Path, probes: dict | None = None, title: str = "") -> str:
-    """Cell accuracy and exact match against N, one line per palette size, with the chance line 1/C.
+MARKERS = {3: "o", 5: "s", 10: "^"}
+#: Each palette's points sit a little apart along N (a factor 2**offset on the log axis), so equal values stay visible.
+X_OFFSETS = {3: -0.06, 5: 0.0, 10: 0.06}
 
-    ``probes`` maps (C, readout) -> {N: probe cell accuracy}, drawn on the same axes (the Digital Agnosia gap).
-    """
-    plt = _plt()
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
-    for c in sorted({c for _, c in tasks}):
-        ns = sorted(n for n, cc in tasks if cc == c)
-        col = COLORS.get(c)
-        for ax, key in zip(axes, ("cell_accuracy", "exact_match"), strict=True):
-            vals = [tasks[(n, c)][key] for n in ns]
-            lo = [tasks[(n, c)][f"{key}_ci"][0] for n in ns]
-            hi = [tasks[(n, c)][f"{key}_ci"][1] for n in ns]
-            ax.plot(ns, vals, marker="o", color=col, label=f"C={c} end-to-end")
-            ax.fill_between(ns, lo, hi, color=col, alpha=0.15)
-        axes[0].axhline(1 / c, color=col, linestyle=":", linewidth=1, label=f"chance 1/{c}")
-    for (c, readout), curve in sorted((probes or {}).items()):
-        ns = sorted(curve)
-        axes[0].plot(ns, [curve[n] for n in ns], marker="s", linestyle="--", color=COLORS.get(c),
-                     label=plot(f"C={c} probe ({readout})", 80))  # the readout comes from a result file
-    for ax, name in zip(axes, ("cell accuracy", "exact match"), strict=True):
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(sorted({n for n, _ in tasks}))
-        ax.set_xticklabels([str(n) for n in sorted({n for n, _ in tasks})], fontsize=7)
-        ax.set_xlabel("grid size N")
-        ax.set_ylabel(name)
-        ax.set_title(f"{name} (95% intervals shaded)", fontsize=8)
-        ax.set_ylim(-0.02, 1.02)
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, fontsize=7, loc="lower center", ncol=min(4, len(labels)), frameon=False)
-    fig.suptitle(title or "Accuracy against grid size", fontsize=10)
-    fig.tight_layout(rect=(0, 0.06 * ((len(labels) + 3) // 4), 1, 1))
+
+def coinciding(curves: dict[int, list[float]]) -> list[list[int]]:
+    """Groups of palette sizes whose curves are equal at every grid size (each group sorted, two or more)."""
+    groups: list[list[int]] = []
+    for c in sorted(curves):
+        for g in groups:
+            if len(curves[g[0]]) == len(curves[c]) and np.allclose(curves[g[0]], curves[c], rtol=0, atol=1e-9):
+                g.append(c)
+                break
+        else:
+            groups.append([c])
+    return [g for g in groups if len(g) > 1]
+
+
+def _same_note(name: str, groups: list[list[int]]) -> str:
+    return "; ".join(" and ".join(f"C={c}" for c in g) + f" have the same {name}" for g in groups)
+
+
+def accuracy_vs_n(tasks: dict[tuple[int, int], dict], path: Path, probes: dict | None = None, title: str = "") -> str:
+    """``draw_accuracy_vs_n``, written to ``path`` (PNG) and beside it as SVG; returns the PNG's name."""
+    fig = draw_accuracy_vs_n(tasks, probes, title)
     fig.savefig(path, dpi=DPI)
     fig.savefig(path.with_suffix(".svg"), metadata=SVG_METADATA)
     _plt().close(fig)
     return path.name
+
+
+def draw_accuracy_vs_n(tasks: dict[tuple[int, int], dict], probes: dict | None = None, title: str = ""):
+    """Cell accuracy and exact match against N, one line per palette size, with the chance line 1/C.
+
+    Each palette has its own marker and sits a little apart along N, its 95% intervals drawn as capped bars per point
+    (a shaded band of several palettes reads as one solid bar); a panel names the palettes whose curves are equal.
+    ``probes`` maps (C, readout) -> {N: probe cell accuracy}, drawn on the same axes (the Digital Agnosia gap).
+    """
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.4))
+    palettes = sorted({c for _, c in tasks})
+    for ax, key, name in zip(axes, ("cell_accuracy", "exact_match"), ("cell accuracy", "exact match"), strict=True):
+        curves = {}
+        for c in palettes:
+            ns = sorted(n for n, cc in tasks if cc == c)
+            vals = np.array([tasks[(n, c)][key] for n in ns])
+            ci = np.array([tasks[(n, c)][f"{key}_ci"] for n in ns]).reshape(-1, 2)
+            err = np.clip(np.stack([vals - ci[:, 0], ci[:, 1] - vals]), 0, None)
+            xs = np.array(ns, dtype=float) * 2 ** X_OFFSETS.get(c, 0.0)
+            ax.errorbar(xs, vals, yerr=err, marker=MARKERS.get(c, "D"), markersize=4.5, color=COLORS.get(c),
+                        capsize=2.5, elinewidth=0.9, linewidth=1.2, label=f"C={c} end-to-end")
+            curves[c] = list(vals)
+            if key == "cell_accuracy":
+                ax.axhline(1 / c, color=COLORS.get(c), linestyle=":", linewidth=1, label=f"chance 1/{c}")
+        note = _same_note(name, coinciding(curves))
+        ax.set_title(f"{name} (bars: 95% intervals)" + (f"\n{note}" if note else ""), fontsize=8)
+    for (c, readout), curve in sorted((probes or {}).items()):
+        ns = sorted(curve)
+        axes[0].plot(ns, [curve[n] for n in ns], marker="s", linestyle="--", color=COLORS.get(c),
+                     label=plot(f"C={c} probe ({readout})", 80))  # the readout comes from a result file
+    sizes = sorted({n for n, _ in tasks})
+    for ax, name in zip(axes, ("cell accuracy", "exact match"), strict=True):
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(sizes)
+        ax.set_xticklabels([str(n) for n in sizes], fontsize=7)
+        ax.minorticks_off()
+        ax.set_xlabel("grid size N")
+        ax.set_ylabel(name)
+        ax.set_ylim(-0.03, 1.03)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=7, loc="lower center", ncol=min(4, len(labels)), frameon=False)
+    fig.suptitle(title or "Accuracy against grid size", fontsize=10)
+    fig.tight_layout(rect=(0, 0.06 * ((len(labels) + 3) // 4), 1, 1))
+    return fig
 
 
 def _cell_ticks(ax, n: int) -> None:
@@ -82,13 +119,25 @@ def _cell_ticks(ax, n: int) -> None:
 
 def heatmap_grid(hms: dict[int, np.ndarray], counts: dict[int, int], path: Path, title: str,
                  patch: float | None = None, input_size: float = DEFAULT_RESOLUTION, cols: int = 5) -> str:
+    """``draw_heatmap_grid``, written to ``path`` (PNG) and beside it as SVG; returns the PNG's name."""
+    fig = draw_heatmap_grid(hms, counts, title, patch, input_size, cols)
+    fig.savefig(path, dpi=DPI, bbox_inches="tight")
+    fig.savefig(path.with_suffix(".svg"), bbox_inches="tight", metadata=SVG_METADATA)
+    _plt().close(fig)
+    return path.name
+
+
+def draw_heatmap_grid(hms: dict[int, np.ndarray], counts: dict[int, int], title: str, patch: float | None = None,
+                      input_size: float = DEFAULT_RESOLUTION, cols: int = 5):
     """Per-cell accuracy for every grid size in one compact grid, each cell drawn where it is in the release image,
-    axes in cell rows and columns, with an optional patch grid."""
+    axes in cell rows and columns, with an optional patch grid. Laid out by matplotlib's constrained layout, so that
+    one panel's axis labels never run into the next panel."""
     plt = _plt()
     ns = sorted(hms)
     cols = min(cols, len(ns))
     rows = math.ceil(len(ns) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(2.5 * cols + 0.8, 2.6 * rows + 0.6), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(2.7 * cols + 0.8, 2.6 * rows + 0.6), squeeze=False,
+                             layout="constrained")
     side = DEFAULT_RESOLUTION
     mesh = None
     for ax, n in zip(axes.flat, ns, strict=False):
@@ -111,10 +160,7 @@ def heatmap_grid(hms: dict[int, np.ndarray], counts: dict[int, int], path: Path,
         fig.colorbar(mesh, ax=axes.ravel().tolist(), label="cell accuracy", shrink=0.8)
     suffix = f"; white lines: {patch:g}-px patches at {input_size:g} px" if patch else ""
     fig.suptitle(title + suffix, fontsize=10)
-    fig.savefig(path, dpi=DPI, bbox_inches="tight")
-    fig.savefig(path.with_suffix(".svg"), bbox_inches="tight", metadata=SVG_METADATA)
-    _plt().close(fig)
-    return path.name
+    return fig
 
 
 def confusion(by_palette: dict[int, np.ndarray], biases: dict[int, dict], path: Path, title: str) -> str:

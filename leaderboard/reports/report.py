@@ -24,6 +24,7 @@ from g2m_base.bounded_json import Rejected, read_json
 from g2m_base.errors import UsageError
 from g2m_base.files import ensure_dir
 from g2m_base.untrusted import plot
+from harness_tasks.answers.score import PROTOCOL_TITLES
 from leaderboard.reports import figures
 from leaderboard.reports.report_page import write_report
 from leaderboard.rescoring import patch_crossing
@@ -119,7 +120,7 @@ def sweep_sections(sweeps: list[dict], tasks: dict, out: Path, model: str) -> tu
         e2e = tasks.get((sw["grid_size"], sw["num_colors"]))
         ref = {"cell_accuracy": e2e["cell_accuracy"], "source": model} if e2e else None
         figs[f"sweep_{i}"] = plot_sweep(sw["points"], out / f"sweep_{i}.png", f"{plot(Path(sw['model']).name, 60)} on "
-                                        f"{sw['config']}: probe by depth against {model}'s answers",
+                                        f"{sw['config']}: probe by depth against the answers of {model}",
                                         1 / sw["num_colors"], ref)[0]
         rows.append({**sw, "end_to_end_cell_accuracy": e2e["cell_accuracy"] if e2e else None,
                      "points": [{**q, "gap": q["cell_accuracy"] - e2e["cell_accuracy"] if e2e else None}
@@ -182,20 +183,23 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str
     if probes and not curves and not sweeps:
         load_probes(probes)  # says what it looked for
     model = plot(run.model, 60) + (" (PARTIAL run)" if run.incomplete else "")
+    protocol = PROTOCOL_TITLES[main]  # every title says how the numbers were read: the paper's budget ends at N = 32
     figs = {"accuracy": figures.accuracy_vs_n(tasks, out / "accuracy_vs_n.png", curves,
-                                              f"{model}: accuracy against grid size")}
-    figs["heatmaps"] = figures.heatmap_grid(hms, counts, out / "heatmaps.png", f"{model}: accuracy of each cell",
+                                              f"{model}: accuracy against grid size\n{protocol}")}
+    figs["heatmaps"] = figures.heatmap_grid(hms, counts, out / "heatmaps.png",
+                                            f"{model}: accuracy of each cell\n{protocol}",
                                             options.overlay_patch, options.input_size)
     conf = confusion_by_palette(scored)
     bias = {c: color_bias(m) for c, m in conf.items()}
-    figs["confusion"] = figures.confusion(conf, bias, out / "confusion.png", f"{model}: colour confusion per palette size")
+    figs["confusion"] = figures.confusion(conf, bias, out / "confusion.png",
+                                          f"{model}: colour confusion per palette size\n{protocol}")
     align = [patch_crossing.alignment(hms, counts, p, options.input_size) for p in options.patches]
     figs["alignment"] = figures.alignment(align, out / "patch_alignment.png",
-                                          f"{model}: patch alignment within each grid size")
+                                          f"{model}: patch alignment within each grid size\n{protocol}")
     gap = [{"grid_size": n, "num_colors": c, "probe": label, "probe_cell_accuracy": curve[n],
             "end_to_end_cell_accuracy": tasks[(n, c)]["cell_accuracy"], "gap": curve[n] - tasks[(n, c)]["cell_accuracy"]}
            for (c, label), curve in sorted(curves.items()) for n in sorted(curve) if (n, c) in tasks]
-    sweep_rows, sweep_figs = sweep_sections(sweeps, tasks, out, model)
+    sweep_rows, sweep_figs = sweep_sections(sweeps, tasks, out, f"{model} ({main} protocol)")
     figs.update(sweep_figs)
     strategies = {k: Counter(r.score.strategy for r in v) for k, v in by_task(scored).items()}
     report = {"model": run.model, "results_file": run.results_path.name, "protocol": main, "overall": overall,

@@ -53,6 +53,31 @@ def _axes(view: str) -> dict:
     return {"grid": grid, "ticks": ticks, "axes": axes, "chance": chance}
 
 
+#: Marker shapes taken in turn by rank, so that two lines drawn on one another still show both (a triangle over a
+#: circle); the caption names such lines too.
+MARKERS = ("circle", "square", "triangle", "diamond")
+MARK_SIZE = 3.4
+
+
+def _mark(shape: str, x: float, y: float) -> dict:
+    """One marker for the template: a circle (cx, cy, r), or a polygon's points."""
+    r = MARK_SIZE
+    if shape == "circle":
+        return {"shape": shape, "x": f"{x:.1f}", "y": f"{y:.1f}", "r": f"{r * 0.85:.1f}"}
+    corners = {"square": ((-1, -1), (1, -1), (1, 1), (-1, 1)), "triangle": ((0, -1.25), (1.1, 0.85), (-1.1, 0.85)),
+               "diamond": ((0, -1.3), (1.3, 0), (0, 1.3), (-1.3, 0))}[shape]
+    return {"shape": shape, "points": " ".join(f"{x + dx * r * 0.8:.1f},{y + dy * r * 0.8:.1f}" for dx, dy in corners)}
+
+
+def coinciding(lines: list[dict]) -> list[list[str]]:
+    """Names of the drawn lines that fall on one another (the same points), in groups of two or more, best first."""
+    groups: dict[str, list[str]] = {}
+    for m in lines:
+        if m["shown"] and m["points"]:
+            groups.setdefault(m["points"], []).append(m["name"])
+    return [g for g in groups.values() if len(g) > 1]
+
+
 def figure(rows: list[dict], view: str, fig_id: str) -> dict:
     """The figure for one palette tab, for ``front_figure.html.j2``: ``rows`` are the ranked rows (each with
     ``views[view]``: overall and by_n summaries), drawn best first by the view's cell accuracy, as the board ranks
@@ -66,8 +91,12 @@ def figure(rows: list[dict], view: str, fig_id: str) -> dict:
                   if n in by_n and not math.isnan(by_n[n]["cell_accuracy"])]
         lines.append({"id": f"{fig_id}-line-{rank}", "name": r["name"], "rank": rank + 1, "shown": rank < TOP,
                       "color": color, "dash": dash, "points": " ".join(f"{_x(n):.1f},{_y(v):.1f}" for n, v in points),
-                      "marks": [(f"{_x(n):.1f}", f"{_y(v):.1f}") for n, v in points],
+                      "marks": [_mark(MARKERS[rank % len(MARKERS)], _x(n), _y(v)) for n, v in points],
                       "overall": f"{r['views'][view]['overall']['cell_accuracy']:.3f}"})
     caption = ("Cell accuracy against grid size, one line per ranked model (the ten best drawn; tick a name to draw "
-               "it or hide it), re-scored from the raw outputs; dotted: chance, 1/C.")
+               "it or hide it), re-scored from the raw outputs under the G2M protocol (G2M's parser, partial credit, "
+               "G2M's budget); dotted: chance, 1/C.")
+    same = ["; ".join(", ".join(g[:-1]) + f" and {g[-1]}" for g in coinciding(lines))]
+    if same[0]:
+        caption += f" Drawn on one another (the same cell accuracy at every N): {same[0]}."
     return {"id": fig_id, "width": W, "height": H, "top": TOP, "lines": lines, "caption": caption, **_axes(view)}

@@ -10,6 +10,7 @@ from pathlib import Path
 from dataset_builder.spec import PATCH_SIZES
 from g2m_base.files import atomic_write_text
 from g2m_base.untrusted import plot
+from harness_tasks.answers.score import PROTOCOL_TITLES
 from leaderboard.pages.html import fmt, fmt_ci, render
 from leaderboard.reports import figures
 from leaderboard.rescoring import patch_crossing
@@ -28,13 +29,15 @@ def write_model_page(row: dict, folder: Path) -> str:
     hms = heatmaps(scored)
     counts = {n: sum(1 for r in scored if r.grid_size == n) for n in hms}
     title = plot(name, 60)
+    protocol = PROTOCOL_TITLES["g2m"]  # the site scores every output under G2M's protocol
     conf = confusion_by_palette(scored)
-    figs = [figures.accuracy_vs_n(tasks, assets / "accuracy_vs_n.png", title=f"{title}: accuracy against grid size"),
-            figures.heatmap_grid(hms, counts, assets / "heatmaps.png", f"{title}: accuracy of each cell", 16),
+    figs = [figures.accuracy_vs_n(tasks, assets / "accuracy_vs_n.png",
+                                  title=f"{title}: accuracy against grid size\n{protocol}"),
+            figures.heatmap_grid(hms, counts, assets / "heatmaps.png", f"{title}: accuracy of each cell\n{protocol}", 16),
             figures.confusion(conf, {c: color_bias(m) for c, m in conf.items()}, assets / "confusion.png",
-                              f"{title}: colour confusion per palette size"),
+                              f"{title}: colour confusion per palette size\n{protocol}"),
             figures.alignment([patch_crossing.alignment(hms, counts, p) for p in PATCH_SIZES],
-                              assets / "patch_alignment.png", f"{title}: patch alignment within each grid size")]
+                              assets / "patch_alignment.png", f"{title}: patch alignment within each grid size\n{protocol}")]
     meta = [[k, json.dumps(v) if not isinstance(v, str) else v] for k, v in _flat(row["meta"]).items()]
     rows = [[str(n), str(c), fmt_ci(s["exact_match"], s["exact_match_ci"]), fmt_ci(s["cell_accuracy"], s["cell_accuracy_ci"]),
              fmt(s["parse_failed"]), fmt(s["truncated"])] for (n, c), s in tasks.items()]

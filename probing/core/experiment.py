@@ -98,6 +98,7 @@ def run_probe(spec: ProbeSpec, progress: bool = True) -> dict:
 
     plot_heatmap(test["heatmap"], out / "heatmap.png", f"{safe_name(spec.encoder)} {spec.readout} {spec.config}: "
                  f"test cell accuracy {test['cell_accuracy']:.3f}")
-    plot_curve(history["history"], out / "curve.png", 1 / block.num_colors)
+    plot_curve(history["history"], out / "curve.png", 1 / block.num_colors,
+               f"{safe_name(spec.encoder)} {spec.readout} {spec.config}: probe training")
     result["output_dir"] = str(out)
     return result

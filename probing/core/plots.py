@@ -28,36 +28,75 @@ def plot_heatmap(heatmap: np.ndarray, path: Path, title: str) -> None:
     plt.close(fig)
 
 
-def plot_curve(history: list[dict], path: Path, chance: float) -> None:
+def plot_curve(history: list[dict], path: Path, chance: float, title: str = "") -> None:
+    """``draw_curve`` written to ``path``."""
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(5, 3.2), dpi=120)
+    fig = draw_curve(history, chance, title)
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def draw_curve(history: list[dict], chance: float, title: str = ""):
+    """Validation cell accuracy at each evaluation, the kept (best) one ringed, and the training loss at the same steps
+    on its own axis. A probe is evaluated every ``eval_every`` steps, so a short run has few points: the title says
+    how many and how often, rather than leaving three dots to look like a curve cut short."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(5, 3.4), dpi=120, layout="constrained")
     steps = [h["step"] for h in history]
-    ax.plot(steps, [h["val_cell_accuracy"] for h in history], marker="o", label="validation")
+    val = [h["val_cell_accuracy"] for h in history]
+    ax.plot(steps, val, marker="o", label="validation cell accuracy")
+    if history:
+        k = max(range(len(val)), key=lambda i: (val[i], -i))  # the first best: the one training keeps
+        ax.plot([steps[k]], [val[k]], marker="o", markersize=11, markerfacecolor="none", markeredgecolor="#c44e52",
+                linestyle="none", label=f"kept: step {steps[k]} ({val[k]:.3f})")
     ax.axhline(chance, color="grey", linestyle="--", label=f"chance ({chance:.2f})")
+    if any("loss" in h for h in history):
+        loss_ax = ax.twinx()
+        loss_ax.plot(steps, [h.get("loss", np.nan) for h in history], marker=".", color="#dd8452", linewidth=1)
+        loss_ax.set_ylabel("training loss (batch)", color="#dd8452", fontsize=8)
+        loss_ax.tick_params(axis="y", labelsize=7, colors="#dd8452")
+        loss_ax.set_ylim(bottom=0)
     ax.set_xlabel("step")
     ax.set_ylabel("cell accuracy")
     ax.set_ylim(0, 1.02)
-    ax.legend(loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    ax.legend(loc="lower right", fontsize=7)
+    every = f"every {steps[0]} steps" if len(steps) > 1 else "once"
+    ax.set_title(plot(title or "probe training", 90) + f"\n{len(steps)} validation evaluation"
+                 f"{'s' if len(steps) != 1 else ''}, {every}", fontsize=8)
+    return fig
 
 
 STAGE_LABELS = {"tower": "vision tower", "projector": "projector", "llm": "LLM (image positions)"}
 STAGE_TINTS = {"tower": "#eef3fb", "projector": "#fbf3e6", "llm": "#eef8ef"}
 
 
+#: An interval shorter than this (in accuracy, on the 0..1.1 axis about 3 px at the page's size) hides behind its
+#: marker: such intervals are said in the accuracy's legend entry instead of getting an entry of their own.
+VISIBLE_INTERVAL = 0.02
+
+
 def plot_sweep(points: list[dict], path: Path, title: str, chance: float, reference: dict | None = None) -> list[str]:
-    """Cell accuracy by depth, tower -> projector -> LLM on one axis: each point's test cell accuracy with its 95%
-    interval (band) and exact match (dotted), the stages shaded and divided, chance (1/C) dashed, and with
-    ``reference`` the model's own end-to-end cell accuracy at this N: the gap, layer by layer. Writes PNG and SVG."""
+    """``draw_sweep`` written as PNG to ``path`` and as SVG beside it; returns both names."""
     plt = pyplot()
     plt.rcParams["svg.hashsalt"] = "g2m-sweep"  # the same sweep draws the same SVG bytes
+    fig = draw_sweep(points, title, chance, reference)
+    fig.savefig(path)
+    fig.savefig(path.with_suffix(".svg"), metadata={"Date": None})
+    plt.close(fig)
+    return [path.name, path.with_suffix(".svg").name]
+
+
+def draw_sweep(points: list[dict], title: str, chance: float, reference: dict | None = None):
+    """Cell accuracy by depth, tower -> projector -> LLM on one axis: each point's test cell accuracy with its 95%
+    interval (a capped bar per point) and exact match (crosses), the stages shaded and divided, chance (1/C) dashed,
+    and with ``reference`` the model's own end-to-end cell accuracy at this N: the gap, layer by layer. The legend
+    sits below the axes, so it never covers a point, and lists only what can be seen."""
+    plt = pyplot()
     x = np.arange(len(points))
     acc = np.array([p["cell_accuracy"] for p in points])
     lo = np.array([(p.get("cell_accuracy_ci") or [a, a])[0] for p, a in zip(points, acc, strict=True)])
     hi = np.array([(p.get("cell_accuracy_ci") or [a, a])[1] for p, a in zip(points, acc, strict=True)])
-    fig, ax = plt.subplots(figsize=(max(6.0, min(16.0, 0.16 * len(points) + 4)), 4.2), dpi=120)
+    fig, ax = plt.subplots(figsize=(max(6.0, min(16.0, 0.16 * len(points) + 4)), 4.8), dpi=120, layout="constrained")
     for stage in STAGE_LABELS:
         idx = [i for i, p in enumerate(points) if p["stage"] == stage]
         if idx:
@@ -67,9 +106,13 @@ def plot_sweep(points: list[dict], path: Path, title: str, chance: float, refere
             ax.text((idx[0] + idx[-1]) / 2, 1.035, label, ha="center", va="bottom", fontsize=8)
             if idx[0] > 0:
                 ax.axvline(idx[0] - 0.5, color="#555555", linestyle="--", linewidth=0.9)
-    ax.fill_between(x, lo, hi, color="#4c72b0", alpha=0.25, linewidth=0, label="95% interval")
-    ax.plot(x, acc, marker="o", markersize=3.5, color="#4c72b0", label="probe cell accuracy")
-    ax.plot(x, [p["exact_match"] for p in points], linestyle=":", color="#4c72b0", alpha=0.8, label="probe exact match")
+    visible = bool(len(points)) and float(np.max(hi - lo)) >= VISIBLE_INTERVAL
+    ax.errorbar(x, acc, yerr=np.clip(np.stack([acc - lo, hi - acc]), 0, None), fmt="none", ecolor="#4c72b0",
+                elinewidth=0.9, capsize=2.5, alpha=0.8, label="95% interval" if visible else None)
+    ax.plot(x, acc, marker="o", markersize=3.5, color="#4c72b0",
+            label="probe cell accuracy" + ("" if visible else " (95% intervals within the markers)"))
+    ax.plot(x, [p["exact_match"] for p in points], linestyle=":", marker="x", markersize=3.5, color="#55a868",
+            label="probe exact match")
     for i, p in enumerate(points):
         if p.get("readout"):
             ax.plot([i], [p["cell_accuracy"]], marker="*", markersize=11, color="#dd8452", zorder=5,
@@ -83,15 +126,11 @@ def plot_sweep(points: list[dict], path: Path, title: str, chance: float, refere
              or i in (0, len(points) - 1)]
     ax.set_xticks(ticks, ["P" if points[i]["layer"] is None else str(points[i]["layer"]) for i in ticks], fontsize=7)
     ax.set_xlim(-0.5, len(points) - 0.5)
-    ax.set_ylim(0, 1.1)
+    ax.set_ylim(-0.04, 1.1)  # an exact match of 0 is drawn above the axis line, not on it
     ax.spines["top"].set_visible(False)
     ax.set_yticks(np.linspace(0, 1, 6))
     ax.set_xlabel("depth: vision block -> projector (P) -> LLM decoder layer")
-    ax.set_ylabel("test cell accuracy")
+    ax.set_ylabel("test cell accuracy / exact match")
     ax.set_title(plot(title, 140), fontsize=9, pad=26)
-    ax.legend(loc="lower left", fontsize=7, framealpha=0.9)
-    fig.tight_layout()
-    fig.savefig(path)
-    fig.savefig(path.with_suffix(".svg"), metadata={"Date": None})
-    plt.close(fig)
-    return [path.name, path.with_suffix(".svg").name]
+    fig.legend(loc="outside lower center", ncol=2, fontsize=7, frameon=False)  # 3 columns run past a 6-inch figure
+    return fig
