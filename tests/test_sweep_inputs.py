@@ -99,6 +99,21 @@ def test_a_hostile_model_config_is_refused_in_one_line_naming_the_field(text, na
     assert took < 2.0  # refused before anything was built or counted
 
 
+@pytest.mark.slow  # the config is read by transformers first
+@pytest.mark.parametrize(("settings", "names"), [
+    ({"min_pixels": 10**12}, "min_pixels"), ({"patch_size": 0}, "patch_size"), ({"size": {"longest_edge": -1}},
+                                                                               "size.longest_edge"),
+    ({"merge_size": "2"}, "merge_size"), ([], "no JSON object")])
+def test_hostile_image_processor_settings_are_refused_in_one_line(settings, names, tmp_path, capsys):
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps(BASE))
+    (model / "preprocessor_config.json").write_text(json.dumps(settings))
+    code, err, _ = _run(capsys, "probe", "sweep", "--encoder", str(model), "--config", "probe_n20_c3",
+                        "--dry-run", "--out", str(tmp_path / "o"))
+    assert code == 2 and names in _one_line(err), err
+
+
 @pytest.mark.slow  # builds the model on the meta device to count its parameters
 def test_the_checks_pass_a_real_config_and_its_plan_is_made(tmp_path, capsys):
     model = tmp_path / "model"

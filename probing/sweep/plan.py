@@ -50,7 +50,14 @@ _TOP = {"image_token_id": _ID, "vision_feature_layer": (-MAX_LAYERS - 1, MAX_LAY
 _NULLABLE = {"head_dim", "moe_intermediate_size", "num_experts", "num_experts_per_tok", "num_key_value_heads"}
 
 
-def _check_int(where: str, value, bounds: tuple[int, int]) -> None:
+#: Image processor settings that decide how large the one image of a plan becomes (pixels, patches, tiles).
+_PROCESSOR = {"min_pixels": (1, 1 << 24), "max_pixels": (1, 1 << 28), "patch_size": (1, 1 << 12),
+              "merge_size": (1, 64), "temporal_patch_size": (1, 64), "shortest_edge": (1, 1 << 24),
+              "longest_edge": (1, 1 << 28), "height": (1, 1 << 14), "width": (1, 1 << 14),
+              "max_patches": (1, 1 << 10), "min_patches": (1, 1 << 10)}
+
+
+def _check_int(where: str, value, bounds: tuple[int, int], what: str = "model config field") -> None:
     low, high = bounds
     if value is None and where.rsplit(".", 1)[-1] in _NULLABLE:
         return
@@ -59,7 +66,7 @@ def _check_int(where: str, value, bounds: tuple[int, int]) -> None:
             _check_int(where, v, bounds)
         return
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise UsageError(f"model config field {where} must be an integer from {low:,} to {high:,}, got "
+        raise UsageError(f"{what} {where} must be an integer from {low:,} to {high:,}, got "
                          f"{str(value)[:40]!r}")
 
 
@@ -129,12 +136,29 @@ def _image_input(spec, config) -> tuple[dict, str]:
     from PIL import Image
     from transformers import AutoImageProcessor
 
+    settings = Path(spec.encoder).expanduser() / "preprocessor_config.json"
+    if settings.is_file():  # what the processor will resize a 512 px image to comes from here: bounded like config
+        raw = read_json(settings, 1 << 20, "image processor settings")
+        if not isinstance(raw, dict):
+            raise UsageError(f"{settings} holds no JSON object of image processor settings")
+        size = raw.get("size") if isinstance(raw.get("size"), dict) else {}
+        for name, value in [*raw.items(), *((f"size.{k}", v) for k, v in size.items())]:
+            if name.rsplit(".", 1)[-1] in _PROCESSOR:
+                _check_int(name, value, _PROCESSOR[name.rsplit(".", 1)[-1]], "image processor setting")
     try:
         ip = AutoImageProcessor.from_pretrained(spec.encoder, revision=spec.revision)
     except (OSError, ValueError):
         return default_input(config), "the family's default processor (no preprocessor_config.json)"
     side = DEFAULT_RESOLUTION
-    return processor_input(ip, Image.new("RGB", (side, side), "white")), type(ip).__name__
+    try:
+        got = processor_input(ip, Image.new("RGB", (side, side), "white"))
+    except (ValueError, TypeError, ArithmeticError, KeyError, IndexError) as e:
+        raise UsageError(f"the image processor of {spec.encoder} fails on a {side} px image "
+                         f"({type(e).__name__}: {str(e)[:200]})") from None
+    for name, value in got.items():
+        for v in value if isinstance(value, list) else [value]:
+            _check_int(f"image input {name}", v, (1, 1 << 14), "processor output")
+    return got, type(ip).__name__
 
 
 def _rows(spec) -> dict[str, int]:

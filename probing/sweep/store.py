@@ -242,16 +242,17 @@ class Store:
             mm.flush()
             del mm
             record = final.with_suffix(".json")
+            rtmp = record.with_name(f".{record.name}.{HOST}.{os.getpid()}.partial")
             try:
                 with open(tmp, "rb") as f:
                     digest = hashlib.file_digest(f, "sha256").hexdigest()
                 record.unlink(missing_ok=True)  # an old record never vouches for the new bytes
                 os.replace(tmp, final)
                 text = json.dumps({**self.record(name, self._chunk, shape), "sha256": digest}, indent=1) + "\n"
-                rtmp = record.with_name(f".{record.name}.{HOST}.{os.getpid()}.partial")
                 rtmp.write_text(text)
                 os.replace(rtmp, record)
             except OSError as e:
+                rtmp.unlink(missing_ok=True)
                 raise StorageError(f"cannot write feature shard {final}: {e.strerror or e}") from None
             self._good.add(final)
         self._partial = {}
