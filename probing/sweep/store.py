@@ -9,8 +9,10 @@ times); one pooled vector per image is what the pooled probes read (``--probe me
 that (1 x 1 x D) for them.
 
 A chunk (``chunk_rows`` rows) is the unit of work and of resumption. Its shards are filled batch by batch under a
-temporary name and renamed when the chunk is done, so a shard that exists is complete: an interrupted sweep redoes
-only unfinished chunks, and a sweep asked for more points later computes only the missing shards. Chunks are shared
+temporary name (its disk space reserved first), renamed when the chunk is done and then given its record (point,
+chunk, rows, shape, dtype, store, sha256), so a shard counts only once it is whole and proven this store's: an
+interrupted sweep redoes only unfinished (or damaged) chunks, a sweep asked for more points later computes only the
+missing shards, and a killed writer's temporary files are removed by the next sweep on its host. Chunks are shared
 out round-robin across data-parallel ranks (``torchrun`` / ``accelerate launch``); every shard has one writer, so any
 shared file system works, and the result does not depend on how many processes made it.
 """
@@ -135,8 +137,7 @@ class Store:
                  shapes: dict[str, tuple[int, ...]] | None = None) -> None:
         self.folder, self.rows, self.chunk_rows, self.cache_dtype = Path(folder), rows, chunk_rows, cache_dtype
         self.shapes = dict(shapes or {})  # each point's stored shape of one image, where the caller knows it
-        self._partial: dict[str, tuple[np.memmap, Path, Path]] = {}
-        self._good: set[Path] = set()
+        self._partial, self._good = {}, set()  # name -> (memmap, temp path, final path); shards found whole
         remove_stale_partials(self.folder)
 
     def chunks(self) -> list[Chunk]:
@@ -240,7 +241,6 @@ class Store:
         for name, (mm, tmp, final) in self._partial.items():
             shape = mm.shape
             mm.flush()
-            del mm
             record = final.with_suffix(".json")
             rtmp = record.with_name(f".{record.name}.{HOST}.{os.getpid()}.partial")
             try:
