@@ -8,11 +8,15 @@ the leaderboard's run reader, which ``g2m_cli`` hands down (``read_runs_with``):
 from __future__ import annotations
 
 import argparse
+import math
 from dataclasses import replace
 
 from g2m_base.errors import UsageError
 from g2m_base.flags import add_data, add_out, add_quiet
 from g2m_base.untrusted import term
+
+#: The most memory one GPU may be said to have (--gpu-gb): a thousand times today's largest is a typo.
+MAX_GPU_GB = 100_000
 
 
 def _train_config(args: argparse.Namespace):
@@ -39,19 +43,35 @@ def _probe(args: argparse.Namespace) -> int:
     return 0
 
 
-def _sweep(args: argparse.Namespace) -> int:
+def _points(text: str) -> tuple[str, ...]:
+    """``--points`` as stages, each named once: ``tower,tower`` is a typo for some other list, never a request."""
     from probing.sweep.points import parse_stages
+
+    named = [s.strip() for s in text.split(",") if s.strip()]
+    if len(set(named)) != len(named):
+        raise UsageError(f"--points names a stage twice: {text!r}")
+    return parse_stages(text)
+
+
+def _gpu_gb(value: float) -> float:
+    if not (isinstance(value, int | float) and math.isfinite(value) and 0 < value <= MAX_GPU_GB):
+        raise UsageError(f"--gpu-gb must be a number of GB above 0 and at most {MAX_GPU_GB:,}, got {value!r}")
+    return value
+
+
+def _sweep(args: argparse.Namespace) -> int:
     from probing.sweep.run import SweepSpec
 
+    gpu_gb = _gpu_gb(args.gpu_gb)
     spec = SweepSpec(encoder=args.encoder, config=args.config, data=args.data, out=args.out, cache_dir=args.cache_dir,
-                     points=parse_stages(args.points), stride=args.stride, tower_readout=args.tower_readout,
+                     points=_points(args.points), stride=args.stride, tower_readout=args.tower_readout,
                      revision=args.revision, device=args.device, device_map=args.device_map, dtype=args.dtype,
                      cache_dtype=args.cache_dtype, batch_size=args.batch_size, chunk_rows=args.chunk_rows,
                      train=_train_config(args), drop_features=args.drop_features)
     if args.dry_run:
         from probing.sweep.plan import format_plan, plan_sweep
 
-        print(format_plan(plan_sweep(spec, args.gpu_gb)))
+        print(format_plan(plan_sweep(spec, gpu_gb)))
         return 0
     if args.run:
         from dataset_builder.configs import get_config

@@ -51,8 +51,8 @@ class ProbeSpec:
             raise UsageError(f"--readout must be one of {', '.join(READOUTS)}, got {self.readout!r}")
         if self.cache_dtype not in ("float16", "float32"):
             raise UsageError(f"--cache-dtype must be float16 or float32, got {self.cache_dtype!r}")
-        if self.batch_size < 1:
-            raise UsageError("--batch-size must be at least 1")
+        if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or not 1 <= self.batch_size <= 1 << 16:
+            raise UsageError(f"--batch-size must be an integer from 1 to 65,536, got {self.batch_size!r}")
 
 
 def run_probe(spec: ProbeSpec, progress: bool = True) -> dict:

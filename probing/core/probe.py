@@ -36,6 +36,11 @@ POOLED = ("mean", "cls")
 SAMPLINGS = ("epochs", "replacement")
 
 
+#: The command-line option of each training setting, so a refusal names what the user typed.
+_FLAGS = {"steps": "--steps", "batch_size": "--train-batch-size", "eval_every": "--eval-every",
+          "patience": "--patience", "lr": "--lr"}
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     """The probe's training; the defaults are the authors' settings (batch 32, shuffled epochs)."""
@@ -58,11 +63,22 @@ class TrainConfig:
             raise UsageError(f"probe must be one of {PROBES}, got {self.probe!r}")
         if self.sampling not in SAMPLINGS:
             raise UsageError(f"sampling must be one of {SAMPLINGS}, got {self.sampling!r}")
-        for name in ("steps", "batch_size", "eval_every", "patience", "hidden"):
-            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
-                raise UsageError(f"{name} must be a positive integer, got {getattr(self, name)!r}")
-        if not 0 <= self.warmup_frac < 1 or self.lr <= 0 or self.weight_decay < 0 or self.grad_clip <= 0:
-            raise UsageError("lr and grad_clip must be > 0, weight_decay >= 0 and warmup_frac in [0, 1)")
+        for name, top in (("steps", 10**9), ("batch_size", 1 << 16), ("eval_every", 10**9), ("patience", 10**6),
+                          ("hidden", 1 << 16)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
+                raise UsageError(f"{_FLAGS.get(name, name)} must be an integer from 1 to {top:,}, got {value!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed < 2**32:
+            raise UsageError(f"--seed must be an integer from 0 to 2**32 - 1, got {self.seed!r}")
+        for name, low, high, low_open in (("lr", 0, 10, True), ("weight_decay", 0, 10, False),
+                                          ("warmup_frac", 0, 1, False), ("grad_clip", 0, 1e6, True)):
+            value = getattr(self, name)  # NaN fails every comparison, so it is refused by this form of the test
+            ok = (isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+                  and (low < value if low_open else low <= value) and value <= high
+                  and (name != "warmup_frac" or value < 1))
+            if not ok:
+                raise UsageError(f"{_FLAGS.get(name, name)} must be a finite number in {'(' if low_open else '['}{low}, {high}"
+                                 f"{')' if name == 'warmup_frac' else ']'}, got {value!r}")
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -11,12 +11,17 @@ kept a few times over; FLOPs are 2 x parameters x tokens (a mixture-of-experts c
 from __future__ import annotations
 
 import math
+from pathlib import Path
+from types import SimpleNamespace
 
 from dataset_builder.configs import get_config
 from dataset_builder.prompt import build_prompt
 from dataset_builder.spec import DEFAULT_RESOLUTION
+from g2m_base.bounded_json import read_json
+from g2m_base.errors import UsageError
 from probing.core.encoders import QWEN, load_config, processor_input
 from probing.sweep.points import default_input, plan_points, stored_shape, sweep_family, text_config, token_grid
+from probing.sweep.settings import MAX_LAYERS
 
 BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 #: Characters per token of the G2M prompt under Qwen's tokenizer (583-647 characters -> 158-194 tokens), and the
@@ -26,13 +31,95 @@ CHARS_PER_TOKEN, TEMPLATE_TOKENS = 3.3, 16
 H100_FLOPS, UTILISATION = 989e12, 0.4
 
 
+#: Bounds on what a config may claim, far beyond any real model's, so that nothing a plan builds or counts grows
+#: with a hostile number: (kind, lowest, highest); "layers" up to ``MAX_LAYERS``.
+MAX_WIDTH, MAX_ID = 1 << 20, 1 << 24
+_LAYERS, _WIDTH, _SMALL, _ID = (1, MAX_LAYERS), (1, MAX_WIDTH), (1, 1 << 12), (0, MAX_ID)
+#: The fields the plan (and the meta-device model it counts) reads, where they live in config.json; a field that is
+#: absent takes the family's default, which is sane. ``text`` fields sit in ``text_config`` or, for Qwen2-VL, at the
+#: top level.
+_VISION = {"depth": _LAYERS, "num_hidden_layers": _LAYERS, "hidden_size": _WIDTH, "embed_dim": _WIDTH,
+           "intermediate_size": _WIDTH, "out_hidden_size": _WIDTH, "num_heads": _SMALL, "num_attention_heads": _SMALL,
+           "patch_size": _SMALL, "spatial_merge_size": (1, 64), "temporal_patch_size": (1, 64),
+           "image_size": (1, 1 << 15), "in_channels": (1, 64), "num_channels": (1, 64)}
+_TEXT = {"num_hidden_layers": _LAYERS, "hidden_size": _WIDTH, "intermediate_size": _WIDTH,
+         "moe_intermediate_size": _WIDTH, "num_attention_heads": _SMALL, "num_key_value_heads": _SMALL,
+         "head_dim": _SMALL, "vocab_size": (1, MAX_ID), "num_experts": (1, 1 << 14), "num_experts_per_tok": (1, 1 << 14)}
+_TOP = {"image_token_id": _ID, "vision_feature_layer": (-MAX_LAYERS - 1, MAX_LAYERS)}
+#: Fields a real config may set to null (the family's default then applies).
+_NULLABLE = {"head_dim", "moe_intermediate_size", "num_experts", "num_experts_per_tok", "num_key_value_heads"}
+
+
+#: Image processor settings that decide how large the one image of a plan becomes (pixels, patches, tiles).
+_PROCESSOR = {"min_pixels": (1, 1 << 24), "max_pixels": (1, 1 << 28), "patch_size": (1, 1 << 12),
+              "merge_size": (1, 64), "temporal_patch_size": (1, 64), "shortest_edge": (1, 1 << 24),
+              "longest_edge": (1, 1 << 28), "height": (1, 1 << 14), "width": (1, 1 << 14),
+              "max_patches": (1, 1 << 10), "min_patches": (1, 1 << 10)}
+
+
+def _check_int(where: str, value, bounds: tuple[int, int], what: str = "model config field") -> None:
+    low, high = bounds
+    if value is None and where.rsplit(".", 1)[-1] in _NULLABLE:
+        return
+    if isinstance(value, list) and where.endswith(("image_size", "patch_size")) and len(value) == 2:
+        for v in value:
+            _check_int(where, v, bounds)
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise UsageError(f"{what} {where} must be an integer from {low:,} to {high:,}, got "
+                         f"{str(value)[:40]!r}")
+
+
+def check_config(raw: object, where: str = "config.json") -> None:
+    """Every field of ``raw`` (a parsed config.json) that the plan reads, type- and range-checked before anything
+    is built from it: integers that are integers (not ``true``, ``"2"`` or ``2.5``), positive sizes, at most
+    ``MAX_LAYERS`` layers, a finite downsample ratio in (0, 1]; a refusal names the field in one line."""
+    if not isinstance(raw, dict):
+        raise UsageError(f"{where} holds a JSON {type(raw).__name__.replace('NoneType', 'null')}, not a model config")
+    sweep_family(SimpleNamespace(model_type=raw.get("model_type")))  # a family we cannot lay out, refused first
+    parts = {"": raw}
+    for sub in ("vision_config", "text_config"):
+        if sub in raw:
+            if not isinstance(raw[sub], dict):
+                raise UsageError(f"model config field {sub} must be a JSON object, got {str(raw[sub])[:40]!r}")
+            parts[sub] = raw[sub]
+    for sub, fields in (("vision_config", _VISION), ("text_config", _TEXT), ("", _TEXT), ("", _TOP)):
+        for name, bounds in fields.items():
+            if sub in parts and name in parts[sub]:
+                _check_int(f"{sub}.{name}".lstrip("."), parts[sub][name], bounds)
+    ratio = raw.get("downsample_ratio", 0.5)
+    if isinstance(ratio, bool) or not isinstance(ratio, int | float) or not (math.isfinite(ratio) and 0 < ratio <= 1):
+        raise UsageError(f"model config field downsample_ratio must be a number in (0, 1], got {str(ratio)[:40]!r}")
+
+
+def checked_config(name: str, revision: str | None = None):
+    """The model's config, its config.json read as untrusted input (bounded size and depth, every field the plan
+    reads checked by ``check_config``) before transformers builds a config object from it."""
+    folder = Path(name).expanduser()
+    path = folder / "config.json" if folder.is_dir() else None
+    if path is None and not name.startswith((".", "/", "~")):
+        try:
+            from transformers.utils import cached_file
+
+            path = Path(cached_file(name, "config.json", revision=revision))
+        except (OSError, ValueError, TypeError):
+            path = None  # load_config says why, in its words
+    if path is not None and path.is_file():
+        check_config(read_json(path, 4 << 20, "model config"), str(path))
+    return load_config(name, revision)
+
+
 def count_parameters(config) -> dict:
     """Total, vision (tower + projector) and active parameters, from the model built on the meta device."""
     import torch
     from transformers import AutoModelForImageTextToText
 
-    with torch.device("meta"):
-        model = AutoModelForImageTextToText.from_config(config)
+    try:
+        with torch.device("meta"):
+            model = AutoModelForImageTextToText.from_config(config)
+    except (ValueError, TypeError, ArithmeticError, RuntimeError, AttributeError, KeyError, IndexError) as e:
+        raise UsageError(f"the model config does not describe a model transformers can build "
+                         f"({type(e).__name__}: {str(e)[:200]})") from None
     total = vision = experts = 0
     for name, p in model.named_parameters():
         total += p.numel()
@@ -49,12 +136,29 @@ def _image_input(spec, config) -> tuple[dict, str]:
     from PIL import Image
     from transformers import AutoImageProcessor
 
+    settings = Path(spec.encoder).expanduser() / "preprocessor_config.json"
+    if settings.is_file():  # what the processor will resize a 512 px image to comes from here: bounded like config
+        raw = read_json(settings, 1 << 20, "image processor settings")
+        if not isinstance(raw, dict):
+            raise UsageError(f"{settings} holds no JSON object of image processor settings")
+        size = raw.get("size") if isinstance(raw.get("size"), dict) else {}
+        for name, value in [*raw.items(), *((f"size.{k}", v) for k, v in size.items())]:
+            if name.rsplit(".", 1)[-1] in _PROCESSOR:
+                _check_int(name, value, _PROCESSOR[name.rsplit(".", 1)[-1]], "image processor setting")
     try:
         ip = AutoImageProcessor.from_pretrained(spec.encoder, revision=spec.revision)
     except (OSError, ValueError):
         return default_input(config), "the family's default processor (no preprocessor_config.json)"
     side = DEFAULT_RESOLUTION
-    return processor_input(ip, Image.new("RGB", (side, side), "white")), type(ip).__name__
+    try:
+        got = processor_input(ip, Image.new("RGB", (side, side), "white"))
+    except (ValueError, TypeError, ArithmeticError, KeyError, IndexError) as e:
+        raise UsageError(f"the image processor of {spec.encoder} fails on a {side} px image "
+                         f"({type(e).__name__}: {str(e)[:200]})") from None
+    for name, value in got.items():
+        for v in value if isinstance(value, list) else [value]:
+            _check_int(f"image input {name}", v, (1, 1 << 14), "processor output")
+    return got, type(ip).__name__
 
 
 def _rows(spec) -> dict[str, int]:
@@ -66,7 +170,7 @@ def _rows(spec) -> dict[str, int]:
 
 
 def plan_sweep(spec, gpu_gb: float = 80.0) -> dict:
-    config = load_config(spec.encoder, spec.revision)
+    config = checked_config(spec.encoder, spec.revision)
     family = sweep_family(config)
     image_input, processor = _image_input(spec, config)
     grid = token_grid(config, image_input)

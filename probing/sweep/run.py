@@ -39,12 +39,12 @@ from dataset_builder.source import load_config, provenance
 from dataset_builder.spec import SWEEP_RESULT_FORMAT
 from g2m_base.errors import UsageError
 from g2m_base.files import safe_name
-from probing.core.encoders import load_config as load_model_config
 from probing.core.encoders import processor_input, processor_settings
 from probing.core.features import cache_dir, fingerprint, open_cache
 from probing.sweep import chat
 from probing.sweep.extract import extract, load_tokenizer
-from probing.sweep.points import Point, TokenGrid, plan_points, sweep_family, token_grid
+from probing.sweep.plan import checked_config
+from probing.sweep.points import Point, TokenGrid, plan_points, stored_shape, sweep_family, token_grid
 from probing.sweep.settings import SweepSpec
 from probing.sweep.store import SPLITS, Dist, Store
 from probing.sweep.train import finished, result_key, train_points
@@ -91,6 +91,7 @@ def _run(spec: SweepSpec, dist: Dist, progress: bool) -> dict:
     device = dist.device(spec.device)
     key = _store_key(spec, plan, data)
     store = _open_store(spec, key, splits, dist)
+    store.shapes.update({p.name: stored_shape(p, block.grid_size, spec.pool) for p in plan.points})
     kind = "sweep" if spec.train.probe == "conv" else f"sweep-{spec.train.probe}"
     out = Path(spec.out) / safe_name(spec.encoder) / kind / spec.config
     keys = {p.name: result_key(store.folder, p, spec.train) for p in plan.points}
@@ -132,7 +133,7 @@ def _plan(spec: SweepSpec, splits: dict) -> Plan:
     LLM points need, ``--device-map auto`` under several processes per node) is made here, before extraction."""
     from transformers import AutoImageProcessor
 
-    config = load_model_config(spec.encoder, spec.revision)
+    config = checked_config(spec.encoder, spec.revision)
     family = sweep_family(config)
     needs_llm = "llm" in spec.points
     if needs_llm and "prompt" not in splits["train"].column_names:

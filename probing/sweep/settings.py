@@ -13,6 +13,9 @@ from probing.core.encoders import torch_dtype_of
 from probing.core.probe import POOLED, TrainConfig
 from probing.sweep.points import STAGES
 
+#: The deepest stack of layers a config may claim (towers and LLMs have tens): more is a damaged or hostile config.
+MAX_LAYERS = 10_000
+
 
 @dataclass(frozen=True)
 class SweepSpec:
@@ -41,8 +44,12 @@ class SweepSpec:
                              f"{', '.join(n for n in CONFIG_NAMES if n.startswith('probe_'))}")
         if self.cache_dtype not in ("float16", "float32"):
             raise UsageError(f"--cache-dtype must be float16 or float32, got {self.cache_dtype!r}")
-        if self.batch_size < 1 or self.chunk_rows < 1:
-            raise UsageError("--batch-size and --chunk-rows must be at least 1")
+        for flag, value, top in (("--batch-size", self.batch_size, 1 << 16), ("--chunk-rows", self.chunk_rows, 1 << 24),
+                                 ("--stride", self.stride, MAX_LAYERS)):
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
+                raise UsageError(f"{flag} must be an integer from 1 to {top:,}, got {value!r}")
+        if len(set(self.points)) != len(self.points):
+            raise UsageError(f"--points names a stage twice: {','.join(self.points)}")
         if self.device_map not in (None, "auto"):
             raise UsageError(f"--device-map takes only 'auto', got {self.device_map!r}")
         torch_dtype_of(self.dtype)
