@@ -55,6 +55,7 @@ def test_bad_serving_arguments_are_one_line_errors(args, message):
     assert res.returncode == 2 and message in res.stderr and "Traceback" not in res.stderr
 
 
+@pytest.mark.slow  # a real g2m eval against an unreachable Hub
 def test_offline_the_hub_error_comes_in_seconds_and_says_what_to_do(tmp_path):
     env = {"HF_HUB_OFFLINE": "", "HF_DATASETS_OFFLINE": "", "HF_ENDPOINT": "http://127.0.0.1:9"}  # nothing listens
     t = time.monotonic()

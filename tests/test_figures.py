@@ -63,6 +63,7 @@ def test_each_palette_gets_its_own_confusion_and_a_value_outside_it_is_invalid()
     assert np.allclose(rows[:, :10], 0.1, atol=0.05)  # uniform within the palette: no palette blocks
 
 
+@pytest.mark.slow  # draws every report figure (seconds)
 def test_every_figure_is_png_and_svg(tmp_path):
     rows = _rows(3, lambda t, rng: format_answer(t)) + _rows(5, _with_missing_cells)
     hms = heatmaps(rows)

@@ -30,6 +30,7 @@ def test_qwen_merged_tokens_are_row_major_blocks():
     assert torch.equal(tk.qwen_merged_grid(tokens, (1, h, w)), _pos_grid(h // 2, w // 2))
 
 
+@pytest.mark.slow  # imports the Qwen2.5-VL modeling code (seconds)
 def test_qwen25_window_order_is_undone():
     from transformers.models.qwen2_5_vl.modeling_qwen2_5_vl import get_vision_window_index
 

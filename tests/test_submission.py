@@ -165,6 +165,7 @@ def test_links_fifos_and_folders_are_not_read(tmp_path):
     assert "is not a file" in validate(tmp_path).reason
 
 
+@pytest.mark.slow  # writes and reads files at the size caps
 def test_size_limits_and_gzip_bombs(tmp_path):
     big = tmp_path / "big.json"
     with open(big, "wb") as f:
