@@ -232,10 +232,17 @@ def test_run_draws_the_end_to_end_line_and_the_report_shows_the_sweep(tiny_vlm, 
     ref = sweep["reference"]
     assert (ref["grid_size"], ref["num_colors"]) == (20, 3) and 0 <= ref["cell_accuracy"] <= 0.6  # g2m-random
     assert "end-to-end" in res.stdout
-    report = g2m("report", str(random_run), "--probes", str(tmp_path / "probes"), "--out", str(tmp_path / "report"))
+    # the tiny VLM's sweep is not of g2m-random: refused in one line naming both, compared only when asked
+    refused = g2m("report", str(random_run), "--probes", str(tmp_path / "probes"), "--out", str(tmp_path / "report"))
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert str(tiny_vlm) in refused.stderr and "g2m-random" in refused.stderr and "--compare-other-models" in refused.stderr
+    report = g2m("report", str(random_run), "--probes", str(tmp_path / "probes"), "--out", str(tmp_path / "report"),
+                 "--compare-other-models")
     assert report.returncode == 0, report.stderr
     data = json.loads((tmp_path / "report" / "report.json").read_text())
     (row,) = data["sweeps"]
+    assert row["other_model"] == f"probe of {tiny_vlm}, answers of g2m-random"
+    assert f"ANOTHER MODEL: probe of {tiny_vlm}, answers of g2m-random" in (tmp_path / "report" / "index.md").read_text()
     assert row["end_to_end_cell_accuracy"] == pytest.approx(ref["cell_accuracy"])
     assert [p["point"] for p in row["points"]] == [p["point"] for p in sweep["points"]]
     assert all(p["gap"] == pytest.approx(p["cell_accuracy"] - ref["cell_accuracy"]) for p in row["points"])
