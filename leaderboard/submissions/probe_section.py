@@ -71,8 +71,8 @@ def decode(text: object, truth: np.ndarray, num_colors: int, where: str) -> np.n
     except (binascii.Error, ValueError, zlib.error) as e:
         raise Rejected(f"{where}: cells are not {ENCODING} ({type(e).__name__})") from None
     if len(raw) != size or not inflater.eof or inflater.unconsumed_tail:
-        raise Rejected(f"{where}: cells hold {'more than ' if len(raw) > size else ''}{len(raw):,} values, not "
-                       f"{size:,} (rows x N x N)")
+        held = f"more than {size:,}" if len(raw) > size else f"{len(raw):,}"
+        raise Rejected(f"{where}: cells hold {held} values, not {size:,} (rows x N x N)")
     residual = np.frombuffer(raw, dtype=np.uint8).reshape(truth.shape)
     if int(residual.max(initial=0)) >= num_colors:
         raise Rejected(f"{where}: a cell value outside the palette of {num_colors} colours")
