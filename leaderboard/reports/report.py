@@ -106,7 +106,7 @@ def load_sweeps(folder: str | Path) -> list[dict]:
                        "cell_accuracy": float(q["cell_accuracy"]),
                        "cell_accuracy_ci": [float(v) for v in q["cell_accuracy_ci"]],
                        "exact_match": float(q["exact_match"])} for q in r["points"]]
-            if not points or any(not 0 <= q["cell_accuracy"] <= 1 or q["stage"] not in ("tower", "projector", "llm")
+            if not points or any(not 0 <= q["cell_accuracy"] <= 1 or q["stage"] not in ("tower", "projector", "deepstack", "llm")
                                  or not (q["layer"] is None or type(q["layer"]) is int) for q in points):
                 raise ValueError("a point out of range")
             sweeps.append({"file": str(p), "model": str(r["model"]["name"]), "model_record": dict(r["model"]),
