@@ -18,7 +18,7 @@ def _report(args: argparse.Namespace) -> int:
     from leaderboard.reports.report import ReportOptions, build_report
 
     opts = ReportOptions(patches=tuple(args.patches), input_size=args.input_size, overlay_patch=args.overlay_patch,
-                         allow_partial=args.allow_partial)
+                         allow_partial=args.allow_partial, compare_other_models=args.compare_other_models)
     rep = build_report(args.run_dir, args.out, args.probes, opts)
     o = rep["overall"]
     partial = f"PARTIAL run ({len(rep['partial'])} task(s) incomplete): " if rep.get("partial") else ""
@@ -44,7 +44,8 @@ def _submit(args: argparse.Namespace) -> int:
                          "that needs --allow-partial cannot")
     info = model_info.ask({"params": args.params, "open_weights": args.open_weights, "release_date": args.release_date,
                            "url": args.model_url}, interactive=None if not args.no_input else False)
-    path = write_submission(args.run_dir, args.out, allow_partial=args.allow_partial, model_info=info)
+    path = write_submission(args.run_dir, args.out, allow_partial=args.allow_partial, model_info=info,
+                            probes=args.probes)
     print(f"wrote {term(path)}; check it with: g2m validate {term(path)}\n"
           f"then send it as a pull request adding it under submissions/ in {SUBMISSIONS_URL}")
     if args.eval_results:  # the Hub's results file: only for a complete run of the release (one line otherwise)
@@ -68,6 +69,11 @@ def _validate(args: argparse.Namespace) -> int:
     print(f"ACCEPTED {term(args.file)} ({term(v.metadata['model']['id'])}, {v.data}): re-scored exact match "
           f"{o['exact_match']:.4f}, cell accuracy {o['cell_accuracy']:.4f}, parse failed {o['parse_failed']:.4f}, "
           f"truncated {o['truncated']:.4f}")
+    for sec in v.probes:
+        b = sec["best"]
+        print(f"  probe {sec['kind']} {sec['config']} ({sec['rows']:,} test rows): re-scored "
+              + ", ".join(f"{r['point']} {r['cell_accuracy']:.4f}" for r in sec["readouts"])
+              + f"; best {b['point']} cell accuracy {b['cell_accuracy']:.4f}, exact match {b['exact_match']:.4f}")
     if out is not None:
         atomic_write_text(out, strict_json({"sha256": v.sha256, "data": v.data, "metadata": v.metadata,
                                                        "scores": v.scores, "warnings": v.warnings}, indent=1) + "\n")
@@ -94,6 +100,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "or a VLMEvalKit prediction file (<model>_Grid2Matrix.tsv/.xlsx) or its outputs folder")
     add_out(p, "report folder (default: RUN_DIR/report)", default=None)
     p.add_argument("--probes", default=None, help="folder of g2m probe results to draw against the end-to-end scores")
+    p.add_argument("--compare-other-models", action="store_true",
+                   help="compare with probes of another model than the run's (refused otherwise); both are named")
     p.add_argument("--patches", type=float, nargs="+", default=list(PATCH_SIZES), help="patch sizes for the alignment analysis")
     p.add_argument("--input-size", type=float, default=float(DEFAULT_RESOLUTION), help="image side the model sees, in px (after its resizing)")
     p.add_argument("--overlay-patch", type=float, default=None, help="draw this patch grid on the heatmaps")
@@ -117,6 +125,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--eval-results", action="store_true", help="also write .eval_results/grid2matrix.yaml for the "
                                                                "model's Hub repository (a complete run of the release)")
     p.add_argument("--source-url", default=None, help="with --eval-results: link to the raw outputs")
+    p.add_argument("--probes", default=None, help="folder of g2m probe / g2m probe sweep results of the same model, "
+                                                  "added with their test-split predictions so they can be re-scored")
     p.set_defaults(func=_submit, extra="report")
     hub_results.register(sub)
 

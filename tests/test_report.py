@@ -16,12 +16,12 @@ from leaderboard.runs.run import RunError
 pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
 
 
-def _probe_result(folder, n, c, acc):
+def _probe_result(folder, n, c, acc, **encoder):
     """A probe result file as ``g2m probe`` writes it (the report reads only these fields)."""
     d = folder / f"probe_n{n}_c{c}"
     d.mkdir(parents=True)
     (d / "result.json").write_text(json.dumps({"format": "g2m-probe-result/1", "grid_size": n, "num_colors": c,
-                                               "encoder": {"name": "tiny/enc", "readout": "vision"},
+                                               "encoder": {"name": "tiny/enc", "readout": "vision", **encoder},
                                                "test": {"cell_accuracy": acc}}))
 
 
@@ -29,7 +29,7 @@ def test_report_tables_agree_with_lm_eval_and_files_are_written(random_run, tmp_
     probes = tmp_path / "probes"
     _probe_result(probes, 20, 3, 0.99)
     _probe_result(probes, 32, 10, 0.97)
-    rep = build_report(random_run, tmp_path / "report", probes, ReportOptions(overlay_patch=16))
+    rep = build_report(random_run, tmp_path / "report", probes, ReportOptions(overlay_patch=16, compare_other_models=True))
     lm_eval_results = json.loads(load_run(random_run).results_path.read_text())["results"]
     for task in rep["tasks"]:
         theirs = lm_eval_results[f"g2m_n{task['grid_size']:02d}_c{task['num_colors']}"]
@@ -49,6 +49,8 @@ def test_report_tables_agree_with_lm_eval_and_files_are_written(random_run, tmp_
     assert len(rows) == 45 and float(rows[0]["cell_accuracy_ci_low"]) <= float(rows[0]["cell_accuracy"])
     assert float(rows[0]["cell_accuracy"]) <= float(rows[0]["cell_accuracy_ci_high"])
     gap = {(g["grid_size"], g["num_colors"]): g for g in rep["digital_agnosia_gap"]}
+    assert all(g["other_model"] and g["probe"] == "enc vision (probe of tiny/enc, answers of g2m-random)"
+               for g in gap.values())  # another model, compared on request: every row names both
     assert set(gap) == {(20, 3), (32, 10)} and gap[(20, 3)]["gap"] == pytest.approx(0.99 - gap[(20, 3)]["end_to_end_cell_accuracy"])
     html = (out / "index.html").read_text()
     assert "Digital Agnosia gap" in html and "<img src=\"heatmaps.png\"" in html
@@ -224,7 +226,7 @@ def test_probe_results_are_data_a_fifo_a_device_or_mathtext_never_stop_the_repor
     os.mkfifo(probes / "fifo" / "result.json")  # would block a reader forever
     (probes / "zero").mkdir()
     (probes / "zero" / "result.json").symlink_to("/dev/zero")  # would be read until memory runs out
-    rep = build_report(random_run, tmp_path / "r", probes)
+    rep = build_report(random_run, tmp_path / "r", probes, ReportOptions(compare_other_models=True))
     assert (tmp_path / "r" / "accuracy_vs_n.png").is_file() and rep["model"] == "g2m-random"
 
 
@@ -258,3 +260,61 @@ def test_a_run_with_both_protocols_is_reported_side_by_side(small_release, tmp_p
     for name in ("accuracy_vs_n", "heatmaps", "confusion", "patch_alignment"):  # a paper run is titled as one
         svg = (tmp_path / "paper-report" / f"{name}.svg").read_text()
         assert "paper protocol (the authors' parser and scoring, budget" in svg and "G2M protocol" not in svg, name
+
+
+def _model_dir(path, config: str):
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "config.json").write_text(config)
+    return path
+
+
+IDENTITY = [  # (the run's model args, the probe's encoder record, None if compared else the refusal's words)
+    (None, {"name": "g2m-random"}, None),
+    (None, {"name": "tiny/enc"}, "enc vision is a probe of tiny/enc, not of the run's model g2m-random (another "
+                                 "checkpoint)"),
+    ("pretrained={A}", {"name": "{A}"}, None),
+    ("pretrained={A}", {"name": "{A}/", "config_sha256": "{A_SHA}"}, None),
+    ("pretrained={A}", {"name": "{A}", "config_sha256": "0" * 64}, "another config.json"),
+    ("pretrained={A}", {"name": "{B}"}, "another checkpoint"),
+    ("pretrained=org/m,revision=v1", {"name": "org/m", "revision": "v1"}, None),
+    ("pretrained=org/m,revision=v1", {"name": "org/m", "revision": "v2"}, "revision v1 against v2"),
+    ("pretrained=org/m", {"name": "org/m", "revision": "local:abc"}, None),
+]
+
+
+@pytest.mark.parametrize(("model_args", "encoder", "refused"), IDENTITY)
+def test_a_probe_is_compared_only_with_a_run_of_the_same_model(random_run, tmp_path, model_args, encoder, refused):
+    """Issue 27: the report drew a "Digital Agnosia gap" between g2m-random and an unrelated SigLIP probe."""
+    import hashlib
+
+    from g2m_base.errors import UsageError
+
+    a = _model_dir(tmp_path / "models" / "a", '{"model_type": "qwen3_vl"}')
+    b = _model_dir(tmp_path / "models" / "b", '{"model_type": "qwen3_vl"}')
+    fill = {"{A}": str(a), "{B}": str(b), "{A_SHA}": hashlib.sha256((a / "config.json").read_bytes()).hexdigest()}
+
+    def sub(text: str) -> str:
+        for k, v in fill.items():
+            text = text.replace(k, v)
+        return text
+
+    run = random_run
+    if model_args:
+        run, _ = _copy_run(random_run, tmp_path)
+        results = next(run.glob("results_*.json"))
+        data = json.loads(results.read_text())
+        data["config"]["model_args"] = sub(model_args)
+        results.write_text(json.dumps(data))
+    _probe_result(tmp_path / "probes", 20, 3, 0.9, **{k: sub(v) for k, v in encoder.items()})
+    if refused is None:
+        rep = build_report(run, tmp_path / "r", tmp_path / "probes")
+        (gap,) = rep["digital_agnosia_gap"]
+        assert not gap["other_model"] and "answers of" not in gap["probe"]
+        return
+    with pytest.raises(UsageError, match="--compare-other-models") as e:
+        build_report(run, tmp_path / "r", tmp_path / "probes")
+    assert sub(refused) in str(e.value) and "\n" not in str(e.value)
+    rep = build_report(run, tmp_path / "r", tmp_path / "probes", ReportOptions(compare_other_models=True))
+    (gap,) = rep["digital_agnosia_gap"]
+    assert gap["other_model"] and f"probe of {sub(encoder['name'])}" in gap["probe"] and "answers of" in gap["probe"]
+    assert "OTHER MODELS" in (tmp_path / "r" / "index.md").read_text()

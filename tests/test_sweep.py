@@ -82,7 +82,8 @@ def test_the_readme_sweep_writes_every_point_and_the_figure(tiny_release, tmp_pa
     sweep = json.loads((out / "sweep.json").read_text())
     assert sweep["format"] == "g2m-probe-sweep/1"
     assert [(p["stage"], p["layer"]) for p in sweep["points"]] == [
-        ("tower", 1), ("tower", 2), ("tower", 3), ("projector", None), ("llm", 1), ("llm", 2), ("llm", 3)]
+        ("tower", 1), ("tower", 2), ("tower", 3), ("projector", None), ("deepstack", 1), ("llm", 1), ("llm", 2),
+        ("llm", 3)]
     for p in sweep["points"]:
         assert 0 <= p["cell_accuracy"] <= 1 and p["cell_accuracy_ci"][0] <= p["cell_accuracy"] <= p["cell_accuracy_ci"][1]
         assert 0 <= p["exact_match"] <= 1 and len(p["exact_match_ci"]) == 2 and len(p["per_colour_accuracy"]) == 3
@@ -99,7 +100,7 @@ def test_the_readme_sweep_writes_every_point_and_the_figure(tiny_release, tmp_pa
         assert (out / name).stat().st_size > 5000
     with Image.open(out / "sweep.png") as im:
         assert im.format == "PNG" and im.size[0] >= 700
-    assert len(list((out / "points").glob("*/result.json"))) == 7
+    assert len(list((out / "points").glob("*/result.json"))) == 8
 
 
 def test_one_encoder_pass_per_image_for_the_whole_sweep_and_a_rerun_makes_none(tiny_vlm, tiny_release, tmp_path,
@@ -107,7 +108,7 @@ def test_one_encoder_pass_per_image_for_the_whole_sweep_and_a_rerun_makes_none(t
     seen = _counting(monkeypatch)
     first = run_sweep(_spec(tiny_vlm, tiny_release, tmp_path, device_map="auto"), progress=False)
     written = {f: (Path(first["output_dir"]) / f).read_bytes() for f in ("sweep.json", "sweep.svg", "sweep.png")}
-    assert len(first["points"]) == 7
+    assert len(first["points"]) == 8  # with the DeepStack stream
     assert seen["tower_images"] == 24 + 6 + 30 and seen["tower_calls"] == 16  # 60 rows in batches of 4, chunks of 8
     assert seen["llm_calls"] == seen["tower_calls"] and seen["llm_images"] == 60  # the same pass feeds the LLM points
     assert first["passes"] == {"forward_passes": 16, "images": 60}
@@ -151,7 +152,7 @@ def test_an_interrupted_sweep_resumes_without_redoing_finished_work(tiny_vlm, ti
     done = run_sweep(_spec(tiny_vlm, tiny_release, tmp_path), progress=False)
     assert seen["tower_images"] == 0 and done["passes"]["images"] == 0  # every chunk was finished by the second run
     trained = {p.parent.name for p in (tmp_path / "out").rglob("points/*/result.json")}
-    assert len(trained) == 7 and len(done["points"]) == 7
+    assert len(trained) == 8 and len(done["points"]) == 8
     fresh = run_sweep(_spec(tiny_vlm, tiny_release, tmp_path / "fresh"), progress=False)
     assert [p["cell_accuracy"] for p in done["points"]] == [p["cell_accuracy"] for p in fresh["points"]]
 
@@ -174,7 +175,7 @@ def test_two_data_parallel_processes_give_the_single_process_result(tiny_vlm, ti
     figures = [next((tmp_path / d).rglob("sweep.svg")).read_bytes() for d in ("one", "two")]
     assert figures[0] == figures[1]  # the same figure, byte for byte
     shards = [sorted((tmp_path / d / "cache").rglob("*.npy")) for d in ("one", "two")]
-    assert len(shards[0]) == len(shards[1]) == 7 * 8  # 7 points x 8 chunks of 8 rows (3 train, 1 validation, 4 test)
+    assert len(shards[0]) == len(shards[1]) == 8 * 8  # 8 points x 8 chunks of 8 rows (3 train, 1 validation, 4 test)
     for a, b in zip(*shards, strict=True):
         assert a.relative_to(tmp_path / "one").parts[2:] == b.relative_to(tmp_path / "two").parts[2:]
         assert np.array_equal(np.load(a), np.load(b))
@@ -232,10 +233,17 @@ def test_run_draws_the_end_to_end_line_and_the_report_shows_the_sweep(tiny_vlm, 
     ref = sweep["reference"]
     assert (ref["grid_size"], ref["num_colors"]) == (20, 3) and 0 <= ref["cell_accuracy"] <= 0.6  # g2m-random
     assert "end-to-end" in res.stdout
-    report = g2m("report", str(random_run), "--probes", str(tmp_path / "probes"), "--out", str(tmp_path / "report"))
+    # the tiny VLM's sweep is not of g2m-random: refused in one line naming both, compared only when asked
+    refused = g2m("report", str(random_run), "--probes", str(tmp_path / "probes"), "--out", str(tmp_path / "report"))
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert str(tiny_vlm) in refused.stderr and "g2m-random" in refused.stderr and "--compare-other-models" in refused.stderr
+    report = g2m("report", str(random_run), "--probes", str(tmp_path / "probes"), "--out", str(tmp_path / "report"),
+                 "--compare-other-models")
     assert report.returncode == 0, report.stderr
     data = json.loads((tmp_path / "report" / "report.json").read_text())
     (row,) = data["sweeps"]
+    assert row["other_model"] == f"probe of {tiny_vlm}, answers of g2m-random"
+    assert f"ANOTHER MODEL: probe of {tiny_vlm}, answers of g2m-random" in (tmp_path / "report" / "index.md").read_text()
     assert row["end_to_end_cell_accuracy"] == pytest.approx(ref["cell_accuracy"])
     assert [p["point"] for p in row["points"]] == [p["point"] for p in sweep["points"]]
     assert all(p["gap"] == pytest.approx(p["cell_accuracy"] - ref["cell_accuracy"]) for p in row["points"])
@@ -244,6 +252,38 @@ def test_run_draws_the_end_to_end_line_and_the_report_shows_the_sweep(tiny_vlm, 
     bad = g2m("probe", "sweep", "--encoder", str(tiny_vlm), "--config", "probe_n28_c3", "--data", str(small_release),
               "--run", str(random_run), "--out", str(tmp_path / "x"))
     assert bad.returncode == 2 and "no task at N=28, C=3" in bad.stderr
+
+
+def test_deepstack_streams_are_points_and_show_where_the_signal_re_enters(tiny_release, tmp_path):
+    """Issue 31: with the main merger zeroed, the projector is at chance, yet the first LLM layer holds the grid: the
+    DeepStack stream added after decoder layer 1 brings it back, and the sweep now has a point for it."""
+    import torch
+    from transformers import Qwen3VLForConditionalGeneration
+
+    from probing.core.plots import plot_sweep
+    from probing.tiny import make_tiny_qwen3_vl
+
+    path = make_tiny_qwen3_vl(tmp_path / "vlm", depth=3, layers=3, deepstack=(1,), max_side=256)
+    model = Qwen3VLForConditionalGeneration.from_pretrained(path)
+    with torch.no_grad():
+        model.model.visual.merger.linear_fc2.weight.zero_()
+        model.model.visual.merger.linear_fc2.bias.zero_()
+    model.save_pretrained(path)
+    train = TrainConfig(steps=40, eval_every=10, patience=4)
+    sweep = run_sweep(_spec(path, tiny_release, tmp_path, train=train), progress=False)
+    acc = {p["point"]: p["cell_accuracy"] for p in sweep["points"]}
+    assert list(acc) == ["tower.001", "tower.002", "tower.003", "projector", "deepstack.001", "llm.001", "llm.002",
+                         "llm.003"]
+    chance = 1 / 3
+    assert acc["projector"] < chance + 0.05  # nothing left at the projector: constant features
+    assert acc["deepstack.001"] > acc["projector"] + 0.1 and acc["llm.001"] > acc["projector"] + 0.1
+    # the figure draws the stream at llm layer 1, where it enters, apart from the depth curve
+    import matplotlib
+
+    matplotlib.use("Agg")
+    svg = (Path(sweep["output_dir"]) / "sweep.svg").read_text()
+    assert "DeepStack stream, where it enters the LLM" in svg and "DS1" in svg
+    assert plot_sweep(sweep["points"], tmp_path / "again.png", "t", chance)
 
 
 def test_clear_errors_before_anything_heavy(small_release, tmp_path):

@@ -95,7 +95,9 @@ def test_the_points_are_laid_out_from_the_config(family, image_input, tower, mer
     assert (grid.tower_grid, grid.merged_grid, (grid.tower_dim, grid.text_dim), grid.image_tokens) == (
         tower, merged, dims, tokens)
     points = plan_points(grid, STAGES)
-    assert [p.stage for p in points] == ["tower"] * grid.tower_depth + ["projector"] + ["llm"] * grid.llm_layers
+    assert [p.stage for p in points] == (["tower"] * grid.tower_depth + ["projector"] + ["deepstack"] * len(grid.deepstack)
+                                         + ["llm"] * grid.llm_layers)
+    assert (len(grid.deepstack) > 0) == (family == "qwen3_vl")  # Qwen3-VL's DeepStack streams are points of their own
     assert [p.layer for p in points if p.stage == "llm"] == list(range(1, grid.llm_layers + 1))
     assert [p.readout for p in points if p.readout] == ["vision", "projector"]
     assert points[grid.tower_depth - 1].readout == "vision"  # the tower's last block is g2m probe's read-out

@@ -198,7 +198,10 @@ class TransformersVLM(FakeVLM):
         from transformers import AutoModelForImageTextToText, AutoProcessor
 
         super().__init__(model or str(path), **{"root": str(path), **config})
-        self.processor = AutoProcessor.from_pretrained(path)
+        try:
+            self.processor = AutoProcessor.from_pretrained(path)
+        except ImportError:  # Qwen's processor brings a video processor that needs torchvision; images need none
+            self.processor = QwenImagesOnly(path)
         self.vlm = AutoModelForImageTextToText.from_pretrained(path, dtype=torch.float32).eval()
         eos = self.vlm.generation_config.eos_token_id
         self.eos = set(eos if isinstance(eos, list) else [eos]) | {self.processor.tokenizer.eos_token_id}
@@ -232,6 +235,33 @@ class TransformersVLM(FakeVLM):
                                   "finish_reason": finish}],
                      "usage": {"prompt_tokens": int(inputs["input_ids"].shape[1]), "completion_tokens": len(ids),
                                "total_tokens": int(inputs["input_ids"].shape[1]) + len(ids)}}, {}
+
+
+class QwenImagesOnly:
+    """A Qwen-VL processor for images alone (the parts ``AutoProcessor`` would combine, without the video processor
+    that needs torchvision): the tokenizer's chat template, the image processor, and each ``<|image_pad|>`` expanded
+    to the image's merged token count, as ``Qwen3VLProcessor`` does."""
+
+    def __init__(self, path) -> None:
+        from transformers import AutoImageProcessor, AutoTokenizer
+
+        self.tokenizer = AutoTokenizer.from_pretrained(path)
+        self.images = AutoImageProcessor.from_pretrained(path)
+
+    def apply_chat_template(self, messages, add_generation_prompt=True):
+        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=add_generation_prompt)
+
+    def __call__(self, images=None, text=(), return_tensors="pt"):
+        out = dict(self.images(images=images, return_tensors=return_tensors)) if images else {}
+        merge = self.images.merge_size**2
+        texts = list(text)
+        for thw in out.get("image_grid_thw", []):
+            texts = [t.replace("<|image_pad|>", "<|placeholder|>" * (int(thw.prod()) // merge), 1) for t in texts]
+        texts = [t.replace("<|placeholder|>", "<|image_pad|>") for t in texts]
+        return {**out, **self.tokenizer(texts, return_tensors=return_tensors, add_special_tokens=False)}
+
+    def decode(self, ids, skip_special_tokens=True):
+        return self.tokenizer.decode(ids, skip_special_tokens=skip_special_tokens)
 
 
 def serve(state: FakeVLM, port: int = 0) -> ThreadingHTTPServer:

@@ -29,6 +29,7 @@ from leaderboard.reports import figures
 from leaderboard.reports.report_page import write_report
 from leaderboard.rescoring import patch_crossing
 from leaderboard.rescoring.rescore import by_task, color_bias, confusion_by_palette, heatmaps, score_output, summarise
+from leaderboard.runs import identity
 from leaderboard.runs.load import load_run
 
 
@@ -38,6 +39,7 @@ class ReportOptions:
     input_size: float = float(DEFAULT_RESOLUTION)
     overlay_patch: float | None = None  # patch grid drawn on the heatmaps
     allow_partial: bool = False  # report a run whose samples do not match its record, marked partial everywhere
+    compare_other_models: bool = False  # draw a gap between the run and a probe of another model (both named)
 
     def __post_init__(self) -> None:
         if not self.patches or any(p <= 0 for p in self.patches) or self.input_size <= 0:
@@ -51,8 +53,10 @@ MAX_PROBE_RESULT_BYTES = 1 << 20
 MAX_SWEEP_BYTES = 16 << 20
 
 
-def load_probes(folder: str | Path, required: bool = True) -> dict[tuple[int, str], dict[int, float]]:
-    """(C, readout) -> {N: test cell accuracy} from every ``result.json`` of ``g2m probe`` below ``folder``.
+def load_probes(folder: str | Path, required: bool = True,
+                models: dict[str, dict] | None = None) -> dict[tuple[int, str], dict[int, float]]:
+    """(C, readout) -> {N: test cell accuracy} from every ``result.json`` of ``g2m probe`` below ``folder`` (and
+    each label's model record into ``models``, for the identity rule).
 
     Files with another format are skipped; a file that claims the probe format but is malformed is an error naming it.
     """
@@ -76,6 +80,8 @@ def load_probes(folder: str | Path, required: bool = True) -> dict[tuple[int, st
         except (KeyError, TypeError, ValueError) as e:
             raise UsageError(f"{p}: a malformed probe result ({type(e).__name__}: {e})") from None
         curves.setdefault((c, label), {})[n] = acc
+        if models is not None:
+            models[label] = r["encoder"] if isinstance(r["encoder"], dict) else {}
     if not curves and required:
         raise UsageError(f"no g2m probe results (result.json, {PROBE_RESULT_FORMAT}) under {folder}")
     return curves
@@ -101,28 +107,32 @@ def load_sweeps(folder: str | Path) -> list[dict]:
                        "cell_accuracy": float(q["cell_accuracy"]),
                        "cell_accuracy_ci": [float(v) for v in q["cell_accuracy_ci"]],
                        "exact_match": float(q["exact_match"])} for q in r["points"]]
-            if not points or any(not 0 <= q["cell_accuracy"] <= 1 or q["stage"] not in ("tower", "projector", "llm")
+            if not points or any(not 0 <= q["cell_accuracy"] <= 1 or q["stage"] not in ("tower", "projector", "deepstack", "llm")
                                  or not (q["layer"] is None or type(q["layer"]) is int) for q in points):
                 raise ValueError("a point out of range")
-            sweeps.append({"file": str(p), "model": str(r["model"]["name"]), "config": str(r["config"]),
+            sweeps.append({"file": str(p), "model": str(r["model"]["name"]), "model_record": dict(r["model"]),
+                           "config": str(r["config"]),
                            "grid_size": n, "num_colors": c, "points": points})
         except (KeyError, TypeError, ValueError) as e:
             raise UsageError(f"{p}: a malformed probe sweep ({type(e).__name__}: {e})") from None
     return sweeps
 
 
-def sweep_sections(sweeps: list[dict], tasks: dict, out: Path, model: str) -> tuple[list[dict], dict]:
-    """Each sweep against this run's end-to-end cell accuracy at its (N, C), point by point, and its figure."""
+def sweep_sections(sweeps: list[dict], tasks: dict, out: Path, model: str,
+                   others: dict[str, str] | None = None) -> tuple[list[dict], dict]:
+    """Each sweep against this run's end-to-end cell accuracy at its (N, C), point by point, and its figure.
+    ``others``: sweep file -> "probe of X, answers of Y" for a sweep of another model (compared on request)."""
     from probing.core.plots import plot_sweep
 
     rows, figs = [], {}
     for i, sw in enumerate(sweeps):
         e2e = tasks.get((sw["grid_size"], sw["num_colors"]))
+        other = (others or {}).get(sw["file"])
         ref = {"cell_accuracy": e2e["cell_accuracy"], "source": model} if e2e else None
         figs[f"sweep_{i}"] = plot_sweep(sw["points"], out / f"sweep_{i}.png", f"{plot(Path(sw['model']).name, 60)} on "
-                                        f"{sw['config']}: probe by depth against the answers of {model}",
-                                        1 / sw["num_colors"], ref)[0]
-        rows.append({**sw, "end_to_end_cell_accuracy": e2e["cell_accuracy"] if e2e else None,
+                                        f"{sw['config']}: probe by depth against the answers of {model}"
+                                        + (" (ANOTHER MODEL)" if other else ""), 1 / sw["num_colors"], ref)[0]
+        rows.append({**sw, "other_model": other, "end_to_end_cell_accuracy": e2e["cell_accuracy"] if e2e else None,
                      "points": [{**q, "gap": q["cell_accuracy"] - e2e["cell_accuracy"] if e2e else None}
                                 for q in sw["points"]]})
     return rows, figs
@@ -178,10 +188,16 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str
     overall = summarise(scored)
     hms = heatmaps(scored)
     counts = {n: sum(1 for r in scored if r.grid_size == n) for n in hms}
-    curves = load_probes(probes, required=False) if probes else {}
+    models: dict[str, dict] = {}
+    curves = load_probes(probes, required=False, models=models) if probes else {}
     sweeps = load_sweeps(probes) if probes else []
     if probes and not curves and not sweeps:
         load_probes(probes)  # says what it looked for
+    others = identity.other_models(identity.of_run(run), {**models, **{sw["file"]: sw["model_record"] for sw in sweeps}},
+                                   options.compare_other_models, str(probes))
+    # a probe of another model is named with both models wherever its gap shows (legend, table, JSON)
+    named = {lab: f"{lab} ({others[lab]})" for lab in others}
+    curves = {(c, named.get(lab, lab)): v for (c, lab), v in curves.items()}
     model = plot(run.model, 60) + (" (PARTIAL run)" if run.incomplete else "")
     protocol = PROTOCOL_TITLES[main]  # every title says how the numbers were read: the paper's budget ends at N = 32
     figs = {"accuracy": figures.accuracy_vs_n(tasks, out / "accuracy_vs_n.png", curves,
@@ -196,10 +212,11 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str
     align = [patch_crossing.alignment(hms, counts, p, options.input_size) for p in options.patches]
     figs["alignment"] = figures.alignment(align, out / "patch_alignment.png",
                                           f"{model}: patch alignment within each grid size\n{protocol}")
-    gap = [{"grid_size": n, "num_colors": c, "probe": label, "probe_cell_accuracy": curve[n],
+    gap = [{"grid_size": n, "num_colors": c, "probe": label, "other_model": label in named.values(),
+            "probe_cell_accuracy": curve[n],
             "end_to_end_cell_accuracy": tasks[(n, c)]["cell_accuracy"], "gap": curve[n] - tasks[(n, c)]["cell_accuracy"]}
            for (c, label), curve in sorted(curves.items()) for n in sorted(curve) if (n, c) in tasks]
-    sweep_rows, sweep_figs = sweep_sections(sweeps, tasks, out, f"{model} ({main} protocol)")
+    sweep_rows, sweep_figs = sweep_sections(sweeps, tasks, out, f"{model} ({main} protocol)", others)
     figs.update(sweep_figs)
     strategies = {k: Counter(r.score.strategy for r in v) for k, v in by_task(scored).items()}
     report = {"model": run.model, "results_file": run.results_path.name, "protocol": main, "overall": overall,

@@ -105,13 +105,17 @@ def _sections(report: dict, tasks: dict, overall: dict, options) -> list[tuple[s
          ["C", "colour", "predicted / actual - 1 (valid cells)", "invalid share"], bias_rows, ["confusion"]),
     ]
     if report["digital_agnosia_gap"]:
-        out.append(("Digital Agnosia gap", "Probe on the frozen encoder against the end-to-end model, same N and C.",
+        other = any(g.get("other_model") for g in report["digital_agnosia_gap"])
+        out.append(("Digital Agnosia gap", "Probe on the frozen encoder against the end-to-end model, same N and C."
+                    + (" OTHER MODELS, compared on request (--compare-other-models): each row names both." if other
+                       else ""),
                     ["N", "C", "probe", "probe cell acc", "end-to-end cell acc", "gap"],
                     [[str(g["grid_size"]), str(g["num_colors"]), g["probe"], fmt(g["probe_cell_accuracy"]),
                       fmt(g["end_to_end_cell_accuracy"]), fmt(g["gap"])] for g in report["digital_agnosia_gap"]], []))
     for i, sw in enumerate(report.get("sweeps") or []):
         e2e = sw["end_to_end_cell_accuracy"]
-        out.append((f"Where the grid is lost: {sw['model']} on {sw['config']}",
+        out.append((f"Where the grid is lost: {sw['model']} on {sw['config']}"
+                    + (f" (ANOTHER MODEL: {sw['other_model']})" if sw.get("other_model") else ""),
                     "A probe at every depth of the model (g2m probe sweep): each vision block, the projector and each "
                     "LLM layer at the image positions, against this run's end-to-end cell accuracy at the same N and C"
                     + (f" ({fmt(e2e)})." if e2e is not None else " (the run has no task there)."),

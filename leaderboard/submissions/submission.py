@@ -30,7 +30,7 @@ from harness_tasks import ModelArgs
 from harness_tasks.answers.parsing import MAX_ANSWER_CHARS
 from leaderboard.rescoring.rescore import by_task, score_output, summarise, truth_matrix, zero_shot_truth
 from leaderboard.runs.load import load_run
-from leaderboard.submissions import model_info
+from leaderboard.submissions import model_info, probe_section
 
 FORMAT = "g2m-submission/1"
 MAX_OUTPUT_CHARS = MAX_ANSWER_CHARS  # longer outputs could never parse anyway
@@ -58,6 +58,7 @@ class Validation:
     scored: list = field(default_factory=list)  # per-output re-scores, for figures
     data: str | None = None  # RELEASE or LOCAL: which data the outputs were produced on
     by_protocol: dict = field(default_factory=dict)  # per-output re-scores of every protocol (g2m, paper, ...)
+    probes: list = field(default_factory=list)  # re-scored probe sections (probe_section.rescore), if any
 
 
 def _version(results: dict, name: str) -> str | None:
@@ -90,10 +91,11 @@ def metadata_from_run(results: dict, model: str) -> dict:
 
 
 def write_submission(run_dir: str | Path, out: str | Path | None = None, allow_partial: bool = False,
-                     model_info: dict | None = None) -> Path:
+                     model_info: dict | None = None, probes: str | Path | None = None) -> Path:
     """The run's outputs as a submission: ``records`` from its g2m tasks and, when it ran them, ``paper_records``
     from its g2m_paper tasks (the paper's protocol, with the authors' budget). ``model_info`` (parameters, open
-    weights, release date, link: ``model_info.check``) goes into ``metadata.model``."""
+    weights, release date, link: ``model_info.check``) goes into ``metadata.model``; ``probes``: a folder of the
+    same model's probe and sweep results, added as re-scorable ``probes`` sections (``probe_section``)."""
     run = load_run(run_dir, allow_partial=allow_partial)
     known = zero_shot_truth()
     doc = {"format": FORMAT, "metadata": metadata_from_run(run.results, run.model)}
@@ -120,6 +122,8 @@ def write_submission(run_dir: str | Path, out: str | Path | None = None, allow_p
             raise Rejected(f"the run's {tag} tasks cover {len(known) - len(missing):,} of the {len(known):,} zero_shot "
                            f"ids (first missing: {missing[0]}); {how}, or pass --allow-partial")
         doc[key] = [{"id": i, "output": by_id[i]} for i in known if i in by_id]
+    if probes is not None:
+        doc["probes"] = probe_section.collect(probes, run)
     raw = json.dumps(doc).encode("ascii")  # every non-ASCII character escaped: any output round-trips
     own = (run.results_path, *run.folder.glob("samples_*"), *run.folder.glob("results_*.json"))
     out = output_file(out if out is not None else run.folder / "submission.json.gz", inputs=own)
@@ -231,7 +235,7 @@ def validate(path: str | os.PathLike) -> Validation:
             raise Rejected("records must be a list")
         meta = check_metadata(doc.get("metadata"))
         warnings = [f"ignored top-level field {term(k, 40)!r}" for k in sorted(doc)
-                    if k not in ("format", "metadata", "records", "paper_records")]
+                    if k not in ("format", "metadata", "records", "paper_records", "probes")]
         for r in (records, paper):
             if r.with_extra:
                 warnings.append(f"ignored field(s) {', '.join(sorted(r.extra_fields)[:10])} in {r.with_extra:,} {r.key}")
@@ -245,7 +249,10 @@ def validate(path: str | os.PathLike) -> Validation:
         scores["protocols"] = {name: summarise(rows) for name, rows in (*records.scored.items(), *paper.scored.items())
                                if rows}
         by_protocol = {name: rows for name, rows in (*records.scored.items(), *paper.scored.items()) if rows}
-        return Validation(True, None, sha, meta, scores, warnings, records.scored["g2m"], kind, by_protocol)
+        probes = probe_section.rescore(doc["probes"], meta["model"]["id"]) if "probes" in doc else []
+        if probes:
+            scores["probes"] = probes
+        return Validation(True, None, sha, meta, scores, warnings, records.scored["g2m"], kind, by_protocol, probes)
     except Rejected as e:
         return Validation(False, str(e))
 

@@ -22,7 +22,7 @@ from dataset_builder.spec import PROBE_RESULT_FORMAT
 from g2m_base.errors import UsageError
 from g2m_base.files import atomic_write_text, safe_name
 from probing.core.encoders import READOUTS, load_encoder
-from probing.core.features import cache_key, extract_split, native_grid, open_cache
+from probing.core.features import cache_key, config_sha256, extract_split, native_grid, open_cache
 from probing.core.probe import POOLED, FeatureSet, TrainConfig, predict, score, train_probe
 
 VERSIONED = ("torch", "transformers", "numpy", "datasets")
@@ -72,14 +72,16 @@ def run_probe(spec: ProbeSpec, progress: bool = True) -> dict:
     dim = cached["train"][0].shape[-1]
     model, history = train_probe(sets["train"], sets["validation"], dim, block.num_colors, block.grid_size,
                                  spec.train, progress)
-    test = score(predict(model, sets["test"]), sets["test"].labels, block.num_colors)
+    pred = predict(model, sets["test"])
+    test = score(pred, sets["test"].labels, block.num_colors)
     kind = spec.readout if spec.train.probe == "conv" else f"{spec.readout}-{spec.train.probe}"
     out = Path(spec.out) / safe_name(spec.encoder) / kind / spec.config
     out.mkdir(parents=True, exist_ok=True)
     np.save(out / "heatmap.npy", test["heatmap"])
+    np.save(out / "test_predictions.npy", pred.cpu().numpy().astype(np.uint8))  # what a submission re-scores
     result = {
         "format": PROBE_RESULT_FORMAT,
-        "encoder": {"name": spec.encoder, "revision": key["revision"], "family": encoder.family, "readout": spec.readout,
+        "encoder": {"name": spec.encoder, "revision": key["revision"], "config_sha256": config_sha256(spec.encoder), "family": encoder.family, "readout": spec.readout,
                     "dtype": spec.dtype, "pool": pool, "feature_grid": native_grid(folder),
                     "stored_grid": list(cached["train"][0].shape[1:3]), "feature_dim": int(dim),
                     "image_processor": encoder.processor_info()},

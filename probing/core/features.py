@@ -67,6 +67,13 @@ def fingerprint(name: str, revision: str | None) -> str:
     return "local:" + h.hexdigest()[:16]
 
 
+def config_sha256(name: str) -> str | None:
+    """The sha256 of a local model folder's ``config.json`` (None for a Hub id): recorded with every probe and sweep so
+    that a report or a submission compares them only with runs of the same model (``leaderboard.runs.identity``)."""
+    p = Path(name) / "config.json"
+    return hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else None
+
+
 def cache_key(encoder: Encoder, revision: str | None, data: dict, config: str, cache_dtype: str) -> dict:
     return {
         "format": CACHE_FORMAT,

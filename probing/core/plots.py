@@ -92,6 +92,8 @@ def draw_sweep(points: list[dict], title: str, chance: float, reference: dict | 
     and with ``reference`` the model's own end-to-end cell accuracy at this N: the gap, layer by layer. The legend
     sits below the axes, so it never covers a point, and lists only what can be seen."""
     plt = pyplot()
+    streams = [p for p in points if p["stage"] == "deepstack"]  # drawn apart, where they enter the LLM
+    points = [p for p in points if p["stage"] != "deepstack"]
     x = np.arange(len(points))
     acc = np.array([p["cell_accuracy"] for p in points])
     lo = np.array([(p.get("cell_accuracy_ci") or [a, a])[0] for p, a in zip(points, acc, strict=True)])
@@ -118,6 +120,14 @@ def draw_sweep(points: list[dict], title: str, chance: float, reference: dict | 
             ax.plot([i], [p["cell_accuracy"]], marker="*", markersize=11, color="#dd8452", zorder=5,
                     label="the authors' read-outs (g2m probe)" if i == min(j for j, q in enumerate(points)
                                                                          if q.get("readout")) else None)
+    for k, p in enumerate(streams):
+        at = [i for i, q in enumerate(points) if q["stage"] == "llm" and q["layer"] == p["layer"]]
+        proj = [i for i, q in enumerate(points) if q["stage"] == "projector"]
+        xi = at[0] if at else (proj[0] + 0.5 if proj else len(points) - 0.5)
+        ax.plot([xi], [p["cell_accuracy"]], marker="D", markersize=7, color="#8172b3", linestyle="none", zorder=6,
+                label="DeepStack stream, where it enters the LLM" if k == 0 else None)
+        ax.annotate(f"DS{p['layer']}", (xi, p["cell_accuracy"]), textcoords="offset points", xytext=(5, 4), fontsize=7,
+                    color="#8172b3")
     ax.axhline(chance, color="grey", linestyle="--", linewidth=1, label=f"chance (1/C = {chance:.2f})")
     if reference:
         ax.axhline(reference["cell_accuracy"], color="#c44e52", linewidth=1.6,

@@ -8,7 +8,13 @@ a place where the image is a grid of tokens the authors' conv probe can read:
   projector (Qwen's merger norm, ``ln_q``/``norm``; InternVL's tower ``layernorm``, an identity in its HF
   checkpoints), the way the authors read the tower's output, so the last block is exactly ``g2m probe --readout
   vision``; ``vision_raw`` (Qwen only) reads the blocks' residual stream as it is.
-- ``projector``: the merger / pixel shuffle + MLP output, what the LLM receives (``g2m probe --readout projector``).
+- ``projector``: the merger / pixel shuffle + MLP output, what the LLM receives at its input embeddings (``g2m probe
+  --readout projector``). For Qwen3-VL that is not all the LLM receives: its DeepStack mergers turn the outputs of
+  some vision blocks into further streams of image tokens, each added to the residual stream after one of the first
+  decoder layers. So a model whose projector is at chance can still hold the grid a layer later.
+- ``deepstack`` layer k (Qwen3-VL only, with the projector): the DeepStack merger output that is added after decoder
+  layer k (stream k-1 of ``deepstack_visual_indexes``, from vision block ``deepstack_visual_indexes[k-1] + 1``), read
+  as it leaves its merger; the figure draws it at ``llm`` layer k, where it enters.
 - ``llm`` layer k (1-based): the LLM's residual stream after decoder layer k (before the final norm; for Qwen3-VL
   after the DeepStack features are added), at the image-token positions.
 
@@ -25,7 +31,7 @@ from dataclasses import dataclass
 from dataset_builder.spec import DEFAULT_RESOLUTION
 from probing.core.encoders import QWEN, EncoderError
 
-STAGES = ("tower", "projector", "llm")
+STAGES = ("tower", "projector", "llm")  # what --points takes; ``deepstack`` points come with the projector
 #: The families whose image tokens we can lay out at every depth; any other is refused with this list.
 SWEEP_FAMILIES = (*QWEN, "internvl")
 TOWER_READOUTS = ("vision", "vision_raw")
@@ -58,6 +64,7 @@ class TokenGrid:
     image_tokens: int  # placeholder tokens of one image in the LLM's sequence (InternVL: the thumbnail's too)
     image_token_id: int
     vision_layer: int  # the tower block the ``vision`` read-out equals
+    deepstack: tuple[int, ...] = ()  # Qwen3-VL: the 0-based vision blocks whose DeepStack streams enter the LLM
 
 
 def text_config(config):
@@ -105,8 +112,9 @@ def token_grid(config, image_input: dict) -> TokenGrid:
         _, h, w = (int(x) for x in image_input["grid_thw"])
         m = v.spatial_merge_size
         tower_dim = v.embed_dim if family == "qwen2_vl" else v.hidden_size
+        deepstack = tuple(int(i) for i in getattr(v, "deepstack_visual_indexes", None) or ())
         return TokenGrid(family, (h, w), (h // m, w // m), int(tower_dim), int(t.hidden_size), int(v.depth),
-                        int(t.num_hidden_layers), h * w // m**2, int(config.image_token_id), int(v.depth))
+                        int(t.num_hidden_layers), h * w // m**2, int(config.image_token_id), int(v.depth), deepstack)
     tiles = int(image_input["tiles"])
     r = math.isqrt(tiles) if math.isqrt(tiles) ** 2 == tiles else math.isqrt(tiles - 1)
     p = _pair(v.image_size)[0] // _pair(v.patch_size)[0]
@@ -151,6 +159,7 @@ def plan_points(grid: TokenGrid, stages: tuple[str, ...], stride: int = 1, tower
                    for k in pick_layers(grid.tower_depth, stride)]
     if "projector" in stages:
         points.append(Point("projector", None, grid.merged_grid, grid.text_dim, "projector"))
+        points += [Point("deepstack", k + 1, grid.merged_grid, grid.text_dim) for k in range(len(grid.deepstack))]
     if "llm" in stages:
         points += [Point("llm", k, grid.merged_grid, grid.text_dim) for k in pick_layers(grid.llm_layers, stride)]
     return points

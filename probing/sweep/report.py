@@ -46,7 +46,7 @@ def summary(sweep: dict) -> str:
     last = pts[-1]
     lines = [f"{term(sweep['model']['name'])} on {sweep['config']}: {len(pts)} points, chance "
              f"{sweep['chance_cell_accuracy']:.3f}"]
-    for stage in ("tower", "projector", "llm"):
+    for stage in ("tower", "projector", "deepstack", "llm"):
         sel = [p for p in pts if p["stage"] == stage]
         if sel:
             accs = " ".join(f"{p['cell_accuracy']:.3f}" for p in sel)

@@ -40,7 +40,7 @@ from dataset_builder.spec import SWEEP_RESULT_FORMAT
 from g2m_base.errors import UsageError
 from g2m_base.files import safe_name
 from probing.core.encoders import processor_input, processor_settings
-from probing.core.features import cache_dir, fingerprint, open_cache
+from probing.core.features import cache_dir, config_sha256, fingerprint, open_cache
 from probing.sweep import chat
 from probing.sweep.extract import extract, load_tokenizer
 from probing.sweep.plan import checked_config
@@ -182,7 +182,8 @@ def _record(spec: SweepSpec, plan: Plan, key: dict, splits: dict, block, results
                          plan.grid) if "llm" in spec.points else None
     return {
         "format": SWEEP_RESULT_FORMAT,
-        "model": {"name": spec.encoder, "revision": key["revision"], "family": plan.family, "dtype": spec.dtype,
+        "model": {"name": spec.encoder, "revision": key["revision"], "config_sha256": config_sha256(spec.encoder),
+                  "family": plan.family, "dtype": spec.dtype,
                   "tower_depth": plan.grid.tower_depth, "llm_layers": plan.grid.llm_layers,
                   "image_input": plan.image_input, "image_processor": key["image_processor"]},
         "config": spec.config, "grid_size": block.grid_size, "num_colors": block.num_colors,

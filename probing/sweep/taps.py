@@ -52,6 +52,9 @@ class Taps:
                 self.handles.append(self.blocks[p.layer - 1].register_forward_hook(self._tower_hook(p)))
             elif p.stage == "projector":
                 self.handles.append(self.projector.register_forward_hook(self._projector_hook(p)))
+            elif p.stage == "deepstack":  # stream k-1 leaves merger k-1 and is added after decoder layer k
+                merger = self.inner.visual.deepstack_merger_list[p.layer - 1]
+                self.handles.append(merger.register_forward_hook(self._projector_hook(p)))
             else:
                 lm = self.inner.language_model
                 target = lm.layers[p.layer] if p.layer < len(lm.layers) else lm.norm

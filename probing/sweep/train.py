@@ -50,9 +50,11 @@ def train_point(point: Point, store: Store, labels: dict, train: TrainConfig, bl
     dim = sets["train"].feats.shape[-1]
     model, history = train_probe(sets["train"], sets["validation"], dim, block.num_colors, block.grid_size,
                                  train, progress=False)
-    test = score(predict(model, sets["test"]), sets["test"].labels, block.num_colors)
+    pred = predict(model, sets["test"])
+    test = score(pred, sets["test"].labels, block.num_colors)
     out.mkdir(parents=True, exist_ok=True)
     np.save(out / "heatmap.npy", test["heatmap"])
+    np.save(out / "test_predictions.npy", pred.cpu().numpy().astype(np.uint8))  # what a submission re-scores
     res = {"key": key, "point": point.name, "stage": point.stage, "layer": point.layer, "readout": point.readout,
            "feature_grid": list(point.grid), "stored_grid": list(store.features(point.name, "train").shape[1:3]),
            "feature_dim": int(dim), "disk_bytes": store.bytes_of(point.name),
