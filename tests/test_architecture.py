@@ -82,19 +82,24 @@ HARNESS_ROOMS = {"answers": 0, "serving": 1, "evaluation": 2, "with_lm_eval": 3,
 LEADERBOARD_MAY_USE = ("harness_tasks", "harness_tasks.answers", "harness_tasks.with_vlmevalkit")
 
 
-def _room(module: str) -> str | None:
+def _room(module: str, package: str = "harness_tasks") -> str | None:
     parts = module.split(".")
-    return parts[1] if parts[0] == "harness_tasks" and len(parts) > 1 else None
+    return parts[1] if parts[0] == package and len(parts) > 1 else None
+
+
+def _check_rooms(module: str, package: str, ranks: dict[str, int]) -> None:
+    """``module`` (in a room of ``package``) imports only rooms ranked strictly below its own."""
+    room = _room(module, package)
+    assert room in ranks, f"{module}: a new room of {package}; give it a rank"
+    for target in GRAPH[module]:
+        other = _room(target, package)
+        if other and other != room:
+            assert ranks.get(other, len(ranks)) < ranks[room], f"{module} imports {target}, which is not below {room}"
 
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if _room(m)))
 def test_each_room_of_harness_tasks_imports_only_rooms_below_it(module):
-    room = _room(module)
-    assert room in HARNESS_ROOMS, f"{module}: a new room of harness_tasks; give it a rank in HARNESS_ROOMS"
-    for target in GRAPH[module]:
-        other = _room(target)
-        if other and other != room:
-            assert HARNESS_ROOMS[other] < HARNESS_ROOMS[room], f"{module} imports {target}, which is not below {room}"
+    _check_rooms(module, "harness_tasks", HARNESS_ROOMS)
 
 
 def test_the_leaderboard_uses_only_the_answer_core_and_the_public_api():
@@ -110,19 +115,9 @@ def test_the_leaderboard_uses_only_the_answer_core_and_the_public_api():
 LEADERBOARD_ROOMS = {"rescoring": 0, "pages": 0, "runs": 1, "submissions": 2, "reports": 3, "site": 4, "cli": 5}
 
 
-def _leaderboard_room(module: str) -> str | None:
-    parts = module.split(".")
-    return parts[1] if parts[0] == "leaderboard" and len(parts) > 1 else None
-
-
-@pytest.mark.parametrize("module", sorted(m for m in MODULES if _leaderboard_room(m)))
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _room(m, "leaderboard")))
 def test_each_room_of_the_leaderboard_imports_only_rooms_below_it(module):
-    room = _leaderboard_room(module)
-    assert room in LEADERBOARD_ROOMS, f"{module}: a new room of leaderboard; give it a rank in LEADERBOARD_ROOMS"
-    for target in GRAPH[module]:
-        other = _leaderboard_room(target)
-        if other and other != room:
-            assert LEADERBOARD_ROOMS[other] < LEADERBOARD_ROOMS[room], f"{module} imports {target}, which is not below {room}"
+    _check_rooms(module, "leaderboard", LEADERBOARD_ROOMS)
 
 
 #: Inside ``probing``, lowest first: the single-point probe (encoders, token layouts, feature cache, probe, plots), the
@@ -132,20 +127,9 @@ PROBING_ROOMS = {"tiny": 0, "core": 1, "sweep": 2, "cli": 3}
 PROBING_FOLDER_MODULES, PROBING_MODULE_LINES = 10, 300
 
 
-def _probing_room(module: str) -> str | None:
-    parts = module.split(".")
-    return parts[1] if parts[0] == "probing" and len(parts) > 1 else None
-
-
-@pytest.mark.parametrize("module", sorted(m for m in MODULES if _probing_room(m)))
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _room(m, "probing")))
 def test_each_room_of_probing_imports_only_rooms_below_it(module):
-    room = _probing_room(module)
-    assert room in PROBING_ROOMS, f"{module}: a new room of probing; give it a rank in PROBING_ROOMS"
-    for target in GRAPH[module]:
-        other = _probing_room(target)
-        if other and other != room:
-            assert PROBING_ROOMS.get(other, len(PROBING_ROOMS)) < PROBING_ROOMS[room], (
-                f"{module} imports {target}, which is not below {room}")
+    _check_rooms(module, "probing", PROBING_ROOMS)
 
 
 def test_the_probe_core_never_imports_the_sweep():
