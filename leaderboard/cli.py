@@ -97,10 +97,12 @@ def _build(args: argparse.Namespace) -> int:
 
     from leaderboard.site.build import build_site
 
-    res = build_site(args.submissions, args.out, progress=not args.quiet)
+    res = build_site(args.submissions, args.out, progress=not args.quiet, hub=args.hub, hub_endpoint=args.hub_endpoint)
     print(f"built {term(res['output_dir'])}/index.html: {res['submissions']} accepted submissions, "
           f"{len(res['rejected'])} rejected, {res['rows']} rows with the baselines; {res['scored']} files scored, "
           f"{res['cached']} rows from the cache")
+    if res["hub"] is not None:
+        print(f"the Hub's leaderboard: {term(res['hub'].note, 1000)}")
     for r in res["rejected"]:
         print(f"rejected {term(r['file'])}: {term(r['reason'], 1000)}", file=sys.stderr)
     return 0
@@ -157,4 +159,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_out(b, "site folder (rebuilding into the same folder scores only new or changed files: see .g2m-cache)",
             required=True)
     add_quiet(b)
+    b.add_argument("--hub", action="store_true", help="also list, apart and unranked, what the Hub's leaderboard of "
+                   "the release reports (at HF_ENDPOINT), marking the models re-scored here; skipped with a note offline")
+    b.add_argument("--hub-endpoint", default=None, metavar="URL", help="read the Hub's leaderboard there (implies --hub)")
     b.set_defaults(func=_build, extra="report")
