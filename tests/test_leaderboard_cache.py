@@ -41,7 +41,8 @@ def _forge(path: Path, edit) -> None:
     who read the code can recompute), in the field the signature takes."""
     entry = json.loads(path.read_text())
     edit(entry["body"])
-    entry["hmac"] = hashlib.sha256(json.dumps(entry["body"], sort_keys=True).encode()).hexdigest()
+    field = "checksum" if "checksum" in entry else "hmac"  # the unsigned format's field, or the signature's
+    entry[field] = hashlib.sha256(json.dumps(entry["body"], sort_keys=True).encode()).hexdigest()
     path.write_text(json.dumps(entry))
 
 
