@@ -19,13 +19,14 @@ def _report(args: argparse.Namespace) -> int:
 
     opts = ReportOptions(patches=tuple(args.patches), input_size=args.input_size, overlay_patch=args.overlay_patch,
                          allow_partial=args.allow_partial, compare_other_models=args.compare_other_models)
-    rep = build_report(args.run_dir, args.out, args.probes, opts)
+    rep = build_report(args.run_dir, args.out, args.probes, opts, run=args.run)
     o = rep["overall"]
     partial = f"PARTIAL run ({len(rep['partial'])} task(s) incomplete): " if rep.get("partial") else ""
     failed = round(o["request_failed"] * o["n"])
     print(f"{partial}{term(rep['model'])}: exact match {o['exact_match']:.3f}, cell accuracy {o['cell_accuracy']:.3f}, "
           f"parse failed {o['parse_failed']:.3f}, truncated {o['truncated']:.3f}, request failed {o['request_failed']:.3f} "
-          f"({failed:,} without an answer) over {o['n']:,} samples\nreport: {term(rep['output_dir'])}/index.html")
+          f"({failed:,} without an answer) over {o['n']:,} samples\nreport: {term(rep['output_dir'])}/index.html\n"
+          f"{term(rep['run_read'], 1000)}")
     cut = rep.get("cut_by_spreadsheet") or []
     if cut:
         print(f"warning: {len(cut):,} predictions cut by the .xlsx format at {cut[0]['chars']:,} characters, not scored: "
@@ -34,22 +35,39 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+#: The model facts a board row shows, the words for each and the flags that set them (a missing one shows as -).
+INFO_FLAGS = {"params": ("the parameter count", "--params 8B"),
+              "open_weights": ("open weights or API", "--open-weights or --api"),
+              "release_date": ("the release date", "--release-date YYYY-MM-DD"),
+              "url": ("a link to the model", "--model-url URL")}
+
+
 def _submit(args: argparse.Namespace) -> int:
     from dataset_builder.spec import SUBMISSIONS_URL
     from leaderboard.submissions import model_info
-    from leaderboard.submissions.submission import write_submission
+    from leaderboard.submissions.submission import submit_run
 
     if args.eval_results and args.allow_partial:
         raise UsageError("--eval-results reports to the Hub, which takes only a complete run of the release; a run "
                          "that needs --allow-partial cannot")
     info = model_info.ask({"params": args.params, "open_weights": args.open_weights, "release_date": args.release_date,
                            "url": args.model_url}, interactive=None if not args.no_input else False)
-    path = write_submission(args.run_dir, args.out, allow_partial=args.allow_partial, model_info=info,
-                            probes=args.probes)
-    print(f"wrote {term(path)}; check it with: g2m validate {term(path)}\n"
-          f"then send it as a pull request adding it under submissions/ in {SUBMISSIONS_URL}")
+    done = submit_run(args.run_dir, args.out, allow_partial=args.allow_partial, model_info=info, run_name=args.run,
+                      probes=args.probes)
+    left_out = [k for k in INFO_FLAGS if k not in info]
+    if left_out:
+        print(f"warning: the submission does not say {', '.join(INFO_FLAGS[k][0] for k in left_out)}: the board shows "
+              f"- there; set {'; '.join(INFO_FLAGS[k][1] for k in left_out)}", file=sys.stderr)
+    if done.partial:  # it will not validate: no advice to send it
+        shown = "; ".join(term(m, 200) for m in done.missing[:8])
+        more = f"; and {len(done.missing) - 8} more" if len(done.missing) > 8 else ""
+        print(f"PARTIAL submission written to {term(done.path)}: not for the leaderboard (g2m validate refuses it "
+              f"until every task is complete). Missing: {shown}{more}\n{term(done.run, 1000)}")
+        return 0
+    print(f"wrote {term(done.path)}; check it with: g2m validate {term(done.path)}\n"
+          f"then send it as a pull request adding it under submissions/ in {SUBMISSIONS_URL}\n{term(done.run, 1000)}")
     if args.eval_results:  # the Hub's results file: only for a complete run of the release (one line otherwise)
-        print(hub_results.said(hub_results.write_eval_results(path, source_url=args.source_url)))
+        print(hub_results.said(hub_results.write_eval_results(done.path, source_url=args.source_url)))
     return 0
 
 
@@ -85,13 +103,20 @@ def _build(args: argparse.Namespace) -> int:
 
     from leaderboard.site.build import build_site
 
-    res = build_site(args.submissions, args.out, progress=not args.quiet)
+    res = build_site(args.submissions, args.out, progress=not args.quiet, hub=args.hub, hub_endpoint=args.hub_endpoint)
     print(f"built {term(res['output_dir'])}/index.html: {res['submissions']} accepted submissions, "
           f"{len(res['rejected'])} rejected, {res['rows']} rows with the baselines; {res['scored']} files scored, "
           f"{res['cached']} rows from the cache")
+    if res["hub"] is not None:
+        print(f"the Hub's leaderboard: {term(res['hub'].note, 1000)}")
     for r in res["rejected"]:
         print(f"rejected {term(r['file'])}: {term(r['reason'], 1000)}", file=sys.stderr)
     return 0
+
+
+def _add_run(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--run", default=None, metavar="DATE", help="which run of the folder to read: the date of its "
+                   "results_<DATE>.json (or that file); default the newest, and the command says when there are others")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -107,6 +132,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--overlay-patch", type=float, default=None, help="draw this patch grid on the heatmaps")
     p.add_argument("--allow-partial", action="store_true", help="report a run whose samples files do not match what "
                                                                 "it recorded; every table and figure says PARTIAL")
+    _add_run(p)
     p.set_defaults(func=_report, extra="report")
 
     p = sub.add_parser("submit", help="write a leaderboard submission file from a run (any harness)")
@@ -114,6 +140,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "cuts long answers) or its outputs folder")
     add_out(p, "file to write (.json or .json.gz; default RUN_DIR/submission.json.gz)", default=None)
     p.add_argument("--allow-partial", action="store_true", help="write it even if ids are missing (it will not validate)")
+    _add_run(p)
     p.add_argument("--params", default=None, help="parameter count, e.g. 8B or 235B-A22B (asked at a terminal)")
     weights = p.add_mutually_exclusive_group()
     weights.add_argument("--open-weights", dest="open_weights", action="store_true", default=None,
@@ -142,4 +169,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_out(b, "site folder (rebuilding into the same folder scores only new or changed files: see .g2m-cache)",
             required=True)
     add_quiet(b)
+    b.add_argument("--hub", action="store_true", help="also list, apart and unranked, what the Hub's leaderboard of "
+                   "the release reports (at HF_ENDPOINT), marking the models re-scored here; skipped with a note offline")
+    b.add_argument("--hub-endpoint", default=None, metavar="URL", help="read the Hub's leaderboard there (implies --hub)")
     b.set_defaults(func=_build, extra="report")

@@ -16,6 +16,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # datasets' Arrow cache of local builds goes to a throw-away folder, never the user's ~/.cache
 os.environ["HF_DATASETS_CACHE"] = _HF_CACHE = tempfile.mkdtemp(prefix="g2m-tests-hf-")
 atexit.register(shutil.rmtree, _HF_CACHE, ignore_errors=True)
+# the leaderboard cache's signing key: one per test session, never the user's own (~/.cache/grid2matrix)
+os.environ["G2M_CACHE_KEY_FILE"] = os.path.join(_HF_CACHE, "g2m-key", "leaderboard.key")
 
 from dataset_builder.build import BuildParams, build  # noqa: E402
 

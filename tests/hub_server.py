@@ -11,7 +11,10 @@ release and read it back by its Hub id, with the headers the client expects, and
 - ``POST /api/{type}s/{repo}/tag/{rev}``; ``GET /api/{type}s/{repo}/refs``;
 - ``GET /api/{type}s/{repo}/tree/{rev}[/{path}]``; ``POST /api/{type}s/{repo}/paths-info/{rev}``;
 - ``HEAD``/``GET /{prefix}{repo}/resolve/{rev}/{path}`` (ETag, X-Repo-Commit, Content-Length, X-Linked-Etag and
-  X-Linked-Size for LFS files, byte ranges).
+  X-Linked-Size for LFS files, byte ranges);
+- ``GET /api/datasets/{repo}/leaderboard`` (``HfApi.get_dataset_leaderboard``): the list a test put in
+  ``server.leaderboards[repo]``, as the Hub's JSON (``rank``, ``modelId``, ``value``, ``filename``, ``verified``,
+  ``source``, ``author``, ``notes``), or 404 for a dataset without one.
 
 Faults for the failure tests: ``server.fail(route, mode, times, after)`` makes the next ``times`` requests of a route answer
 HTTP 500 (``"500"``), close the connection without an answer (``"drop"``), never answer (``"hang"``), or do their work
@@ -34,6 +37,7 @@ LFS_SUFFIXES = (".parquet", ".png", ".bin", ".safetensors")
 _API = re.compile(r"^/api/(models|datasets|spaces)/([^/]+/[^/]+?)(?:/(preupload|commit|tag|tree|paths-info|revision|refs)"
                   r"(?:/([^/]+))?(?:/(.*))?)?$")
 _LFS_BATCH = re.compile(r"^/(datasets/|spaces/)?([^/]+/[^/]+)\.git/info/lfs/objects/batch$")
+_LEADERBOARD = re.compile(r"^/api/datasets/([^/]+/[^/]+)/leaderboard$")
 _RESOLVE = re.compile(r"^/(datasets/|spaces/)?([^/]+/[^/]+)/resolve/([^/]+)/(.+)$")
 _PREFIX = {"models": "", "datasets": "datasets/", "spaces": "spaces/"}
 
@@ -88,6 +92,7 @@ class HubStandIn(ThreadingHTTPServer):
         self.lfs: dict[str, bytes] = {}
         self.log: list[tuple[str, str]] = []
         self.faults: dict[str, list] = {}
+        self.leaderboards: dict[str, list] = {}  # dataset id -> the entries its leaderboard route answers
         self.lock = threading.RLock()
         self.stopping = threading.Event()
         self._counter = 0
@@ -216,6 +221,13 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._json(200, {"errors": [], "warnings": []})
             if self.command == "PUT" and path.startswith("/lfs-upload/"):
                 return self._lfs_put(path.rsplit("/", 1)[1], body)
+            m = _LEADERBOARD.match(path)
+            if m and self.command == "GET":
+                self._fault("leaderboard", True)
+                board = self.server.leaderboards.get(m.group(1))
+                if board is None:
+                    return self._error(404, "NotFound", f"{m.group(1)} has no leaderboard")
+                return self._send(200, json.dumps(board, allow_nan=True).encode())
             m = _LFS_BATCH.match(path)
             if m and self.command == "POST":
                 return self._lfs_batch(self._kind(m.group(1)), m.group(2), json.loads(body))

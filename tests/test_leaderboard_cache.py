@@ -1,11 +1,15 @@
 """The leaderboard's build cache: a rebuild scores only new or changed files, a new scorer version scores everything
-again, and an entry that is corrupt, foreign or forged is ignored and rebuilt, never trusted."""
+again, and an entry that is corrupt, foreign or forged is ignored and rebuilt, never trusted. Entries are signed with
+a key kept outside the site (conftest points ``G2M_CACHE_KEY_FILE`` at one per session): a forger who recomputes a
+plain checksum gets nowhere, and even an entry signed with the key is checked for shape again."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -25,10 +29,20 @@ def _entry(site: Path, source: str) -> Path:
 
 
 def _rewrite(path: Path, edit) -> None:
-    """Edit an entry's body and give it a checksum that matches again (a forger who read the code)."""
+    """Edit an entry's body and sign it again with the real key (a forger who has the key: the shape checks remain)."""
     entry = json.loads(path.read_text())
     edit(entry["body"])
-    entry["checksum"] = cache_module._checksum(entry["body"])
+    entry["hmac"] = cache_module.sign(cache_module.signing_key(), entry)
+    path.write_text(json.dumps(entry))
+
+
+def _forge(path: Path, edit) -> None:
+    """Edit an entry's body and give it the plain sha256 of its body, as the format before signing carried (what anyone
+    who read the code can recompute), in the field the signature takes."""
+    entry = json.loads(path.read_text())
+    edit(entry["body"])
+    field = "checksum" if "checksum" in entry else "hmac"  # the unsigned format's field, or the signature's
+    entry[field] = hashlib.sha256(json.dumps(entry["body"], sort_keys=True).encode()).hexdigest()
     path.write_text(json.dumps(entry))
 
 
@@ -71,12 +85,42 @@ def _extra_file(p: Path) -> None:  # a rejection that claims a page file
     _rewrite(p, lambda body: body["files"].update({"models/x.html": "0" * 64}))
 
 
-@pytest.mark.parametrize("damage", [_broken_json, _foreign, _stale_checksum, _other_format, _huge, _device, _extra_file])
+def _forged(p: Path) -> None:
+    _forge(p, lambda body: body.update(rejected="accepted after all"))
+
+
+def _other_key(p: Path) -> None:  # signed, but with a key that is not this machine's
+    entry = json.loads(p.read_text())
+    entry["body"]["rejected"] = "accepted after all"
+    entry["hmac"] = cache_module.sign(b"k" * cache_module.KEY_BYTES, entry)
+    p.write_text(json.dumps(entry))
+
+
+@pytest.mark.parametrize("damage", [_broken_json, _foreign, _stale_checksum, _other_format, _huge, _device, _extra_file,
+                                    _forged, _other_key])
 def test_a_damaged_entry_is_as_good_as_absent(cache, damage):
     source = "file:" + "a" * 64
     assert cache.get(source) == {"rejected": "not a G2M submission", "files": {}}
     damage(_entry(cache.out, source))
     assert Cache(cache.out, well_formed).get(source) is None
+
+
+def test_the_key_is_made_once_private_and_outside_the_site(tmp_path, monkeypatch):
+    monkeypatch.delenv(cache_module.KEY_ENV)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    site = tmp_path / "site"
+    first = Cache(site, well_formed)
+    first.put("file:" + "a" * 64, {"rejected": "r"})
+    key = tmp_path / "xdg" / "grid2matrix" / "leaderboard.key"
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600 and len(key.read_text().strip()) == 64
+    assert Cache(site, well_formed).get("file:" + "a" * 64) is not None  # the same key next time
+    assert not [p for p in site.rglob("*") if "leaderboard.key" in p.name]
+    key.chmod(0o644)
+    with pytest.raises(cache_module.UsageError, match="may be read by others"):
+        Cache(site, well_formed)
+    monkeypatch.setenv(cache_module.KEY_ENV, str(site / CACHE_DIR / "leaderboard.key"))
+    with pytest.raises(cache_module.UsageError, match="lies inside the site folder"):
+        Cache(site, well_formed)
 
 
 def test_a_new_scorer_version_misses_every_entry(cache, monkeypatch):
@@ -178,6 +222,24 @@ def test_a_bad_entry_is_scored_again_and_the_site_is_the_same(again, damage):
     result = build_site(subs, site, progress=False)
     assert calls == ["a.json"] and (result["scored"], result["cached"]) == (1, 1)
     assert _published(site) == before
+
+
+@slow
+def test_a_forged_score_with_a_recomputed_checksum_is_scored_again_and_the_board_shows_the_true_one(again):
+    """Issue 28: an entry edited to a higher score, its plain sha256 recomputed, was shown (0.999617 for a file that
+    scores 0.799617). Signed entries: it does not verify, the file is scored again, the board shows its true score."""
+    from leaderboard.site.cache import file_digest
+
+    subs, site, calls = again
+    true = next(line for line in (site / "leaderboard.csv").read_text().splitlines() if line.startswith("Cheap-VLM,"))
+    entry = _entry(site, f"file:{file_digest(subs / 'a.json')}")
+    _forge(entry, lambda body: body["row"]["views"]["all"]["overall"].update(cell_accuracy=0.999617))
+    assert "0.999617" in entry.read_text()
+    res = g2m("leaderboard", "build", str(subs), "--out", str(site), "--quiet")
+    assert res.returncode == 0, res.stderr
+    assert "1 files scored" in res.stdout
+    assert true in (site / "leaderboard.csv").read_text() and "0.999617" not in (site / "leaderboard.csv").read_text()
+    assert "0.999617" not in (site / "index.html").read_text() and "0.999617" not in entry.read_text()
 
 
 @slow

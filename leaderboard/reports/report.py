@@ -178,8 +178,9 @@ def protocol_comparison(run) -> dict:
 
 
 def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str | Path | None = None,
-                 options: ReportOptions = ReportOptions()) -> dict:
-    run = load_run(run_dir, allow_partial=options.allow_partial)
+                 options: ReportOptions = ReportOptions(), run: str | None = None) -> dict:
+    """The report of the run ``run`` names in ``run_dir`` (``load_run``; default its newest), written to ``out``."""
+    run = load_run(run_dir, allow_partial=options.allow_partial, run=run)
     out = ensure_dir(Path(out) if out else run.folder / "report")
     main = "g2m" if any(s.protocol == "g2m" for s in run.samples) else "paper"
     scored = score_run(run, main)
@@ -219,7 +220,8 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str
     sweep_rows, sweep_figs = sweep_sections(sweeps, tasks, out, f"{model} ({main} protocol)", others)
     figs.update(sweep_figs)
     strategies = {k: Counter(r.score.strategy for r in v) for k, v in by_task(scored).items()}
-    report = {"model": run.model, "results_file": run.results_path.name, "protocol": main, "overall": overall,
+    report = {"model": run.model, "results_file": run.results_path.name, "other_runs": list(run.others),
+              "protocol": main, "overall": overall,
               "provenance": provenance(run, tasks),
               "protocols": {k: {"overall": v["overall"],
                                 "tasks": [{"grid_size": n, "num_colors": c, **t} for (n, c), t in v["tasks"].items()]}
@@ -231,7 +233,7 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str
               "digital_agnosia_gap": gap, "sweeps": sweep_rows, "figures": figs, "partial": list(run.incomplete),
               "cut_by_spreadsheet": [{"id": i, "chars": chars} for i, chars in run.cut]}
     write_report(out, report, tasks, overall, run, options)
-    report["output_dir"] = str(out)
+    report["output_dir"], report["run_read"] = str(out), run.which()
     return report
 
 

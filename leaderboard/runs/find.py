@@ -1,6 +1,7 @@
 """Finding a run: the model folder that holds lm-eval results (or the VLMEvalKit prediction file of an outputs folder),
-its newest ``results_<date>.json`` (lm-eval keeps every run of a model side by side, told apart only by the date in
-the name), read and checked field by field, and the samples files of the same run."""
+one of its ``results_<date>.json`` (lm-eval keeps every run of a model side by side, told apart only by the date in
+the name: the one the user names with ``--run``, else the newest, and the caller says which and that there are
+others), read and checked field by field, and the samples files of the same run."""
 
 from __future__ import annotations
 
@@ -78,9 +79,28 @@ def check_results(results: dict, name: str) -> None:
         raise RunError(f"{name}: date {date!r} is not a time between 1970 and 9999")
 
 
-def newest_results(folder: Path) -> tuple[Path, str, dict]:
-    """The newest results file of a model folder, its date and its record, read and checked."""
-    results_path = _results_files(folder)[-1]
+def choose_results(folder: Path, run: str | None = None) -> tuple[Path, list[str]]:
+    """The results file of the run ``run`` names in ``folder`` (its date as in ``results_<date>.json``, that file's
+    name, or a path to it), else the newest; and the dates of the folder's other runs. A name that matches no run is
+    one line listing the runs there are."""
+    files = _results_files(folder)
+    dates = [_RESULTS.fullmatch(p.name).group("date") for p in files]
+    if run is None:
+        chosen = files[-1]
+    else:
+        name = Path(run).name
+        match = [p for p, d in zip(files, dates, strict=True) if name in (d, p.name)]
+        if Path(run).parent != Path(".") and match and Path(run).resolve().parent != folder.resolve():
+            match = []  # a path to a results file of another folder: not this folder's run
+        if not match:
+            raise RunError(f"{folder} holds no run {run!r}; its runs: {', '.join(dates)} (give --run one of these "
+                           "dates, or a results_<date>.json file of this folder)")
+        chosen = match[0]
+    return chosen, [d for p, d in zip(files, dates, strict=True) if p != chosen]
+
+
+def read_results(results_path: Path) -> tuple[Path, str, dict]:
+    """A results file of a model folder, its date and its record, read and checked."""
     date = _RESULTS.fullmatch(results_path.name).group("date")
     if not results_path.is_file():
         raise RunError(f"{results_path.name}: not a regular file")

@@ -1,5 +1,5 @@
-"""Reading a run: an lm-eval output folder (the newest run in it: its results and every sample, each checked), or a
-VLMEvalKit prediction file or outputs folder, as one ``Run``."""
+"""Reading a run: an lm-eval output folder (the run in it that ``--run`` names, else the newest: its results and every
+sample, each checked), or a VLMEvalKit prediction file or outputs folder, as one ``Run``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 from g2m_base.errors import G2MError
 from harness_tasks.answers.catalog import task_info
 from leaderboard.rescoring.rescore import zero_shot_truth
-from leaderboard.runs.find import locate, newest_results, prediction_file, samples_files, task_of
+from leaderboard.runs.find import choose_results, locate, prediction_file, read_results, samples_files, task_of
 from leaderboard.runs.release import check_against_release, release_samples
 from leaderboard.runs.run import NoResults, Run, RunError
 from leaderboard.runs.samples import SamplesReader, missing_samples
@@ -33,8 +33,10 @@ def load_vlmevalkit(path: Path) -> Run:
     return Run(path.parent, path, predictions.results, samples, cut=cut)
 
 
-def load_run(path: str | Path, allow_partial: bool = False) -> Run:
-    """The newest run in ``path``: its results and every sample, each checked; a bad line is named, never skipped.
+def load_run(path: str | Path, allow_partial: bool = False, run: str | None = None) -> Run:
+    """The run ``run`` names in ``path`` (``find.choose_results``: a date, or its results file), else the newest; its
+    results and every sample, each checked; a bad line is named, never skipped. ``Run.others`` are the dates of the
+    folder's other runs, which the caller names beside the one it read.
     ``path`` may also be a VLMEvalKit prediction file (``<model>_Grid2Matrix.xlsx``/``.tsv``/``.csv``/``.json``), or
     a folder of VLMEvalKit's outputs that holds exactly one.
 
@@ -43,12 +45,13 @@ def load_run(path: str | Path, allow_partial: bool = False) -> Run:
     what is missing, unless ``allow_partial``: then it is read, and ``Run.incomplete`` says what is missing.
     """
     if Path(path).is_file():
-        return load_vlmevalkit(Path(path))
+        return _only(load_vlmevalkit(Path(path)), run)
     try:
         folder = locate(path)
     except NoResults:  # a VLMEvalKit outputs folder: its one prediction file
-        return load_vlmevalkit(prediction_file(Path(path)))
-    results_path, date, results = newest_results(folder)
+        return _only(load_vlmevalkit(prediction_file(Path(path))), run)
+    chosen, others = choose_results(folder, run)
+    results_path, date, results = read_results(chosen)
     truth = zero_shot_truth()
     reader = SamplesReader()
     for f in samples_files(folder, date):
@@ -62,4 +65,12 @@ def load_run(path: str | Path, allow_partial: bool = False) -> Run:
                        "again to finish it, or pass --allow-partial to read what is there (marked partial)")
     if not reader.samples:
         raise RunError(f"{folder}: the samples files of the run of {date} hold no samples")
-    return Run(folder, results_path, results, reader.samples, tuple(incomplete))
+    return Run(folder, results_path, results, reader.samples, tuple(incomplete), others=tuple(others))
+
+
+def _only(run: Run, name: str | None) -> Run:
+    """A VLMEvalKit prediction file is one run: ``--run`` has nothing to choose."""
+    if name is not None:
+        raise RunError(f"{run.results_path.name} is a VLMEvalKit prediction file, one run: --run chooses among the "
+                       "lm-eval runs of a model folder")
+    return run

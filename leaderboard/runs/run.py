@@ -47,6 +47,17 @@ class Run:
     #: Rows whose text the file that carried them cut (a VLMEvalKit .xlsx cell at Excel's 32,767 characters):
     #: (id, characters kept). They are not samples: the model's answer is not in the file, so nothing is scored.
     cut: list[tuple[str, int]] = field(default_factory=list)
+    others: tuple[str, ...] = ()  # the dates of the other runs in the same folder (results_<date>.json)
+
+    def which(self) -> str:
+        """One line naming the run read and, when the folder holds others, that it does and how to choose."""
+        line = f"read the run {self.results_path.name} in {self.folder}"
+        if not self.others:
+            return line
+        shown = ", ".join(self.others[-5:]) + (f" and {len(self.others) - 5} more" if len(self.others) > 5 else "")
+        newest = " (the newest)" if self.results_path.name > f"results_{self.others[-1]}.json" else ""
+        return (f"{line}{newest}; the folder holds {len(self.others)} other run(s) ({shown}): "
+                "choose one with --run DATE")
 
     @property
     def harness(self) -> str:

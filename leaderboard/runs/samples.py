@@ -96,17 +96,20 @@ class SamplesReader:
 def missing_samples(results: dict, date: str, logged: dict[str, int], cut: set[str]) -> list[str]:
     """What the run's record promises and its samples files do not hold, one line per task: a missing file, fewer
     (or more) samples than recorded, a last line cut short. The record is ``g2m.samples`` (``g2m eval`` writes it)
-    or lm-eval's own ``n-samples``; every task with results must have its samples."""
+    or lm-eval's own ``n-samples``; every task with results must have its samples. A cut last line is named whatever
+    the results file lists (a plain or older lm-eval run lists no counts, and may list no task at all)."""
     recorded = (results.get("g2m") or {}).get("samples")
     if not isinstance(recorded, dict):
         recorded = {t: v.get("effective") for t, v in (results.get("n-samples") or {}).items() if isinstance(v, dict)}
+    recorded = {str(t).strip(" -"): v for t, v in recorded.items()}  # an alias (" - g2m_n05_c5") names its task
+    listed = {str(t).strip(" -") for t in (results.get("results") or {})}
     problems = []
-    for task in sorted(t for t in {*(results.get("results") or {}), *recorded} if task_info(str(t))):
+    for task in sorted(t for t in {*listed, *recorded, *cut} if task_info(t)):
         want, got = recorded.get(task), logged.get(task)
-        if got is None:
-            problems.append(f"{task}: its samples file (samples_{task}_{date}.jsonl) is missing")
-        elif task in cut:
+        if task in cut:
             problems.append(f"{task}: the last line of its samples file is cut short")
+        elif got is None:
+            problems.append(f"{task}: its samples file (samples_{task}_{date}.jsonl) is missing")
         elif type(want) is int and got != want:
             problems.append(f"{task}: {got:,} of the {want:,} samples the run recorded are logged")
     return problems

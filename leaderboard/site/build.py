@@ -20,6 +20,7 @@ from g2m_base.errors import UsageError
 from g2m_base.files import ensure_dir, folder_lock
 from g2m_base.untrusted import term
 from leaderboard.site.cache import CACHE_DIR, Cache, file_digest
+from leaderboard.site.hub_board import read_hub_board
 from leaderboard.site.index_page import VIEWS, write_index
 from leaderboard.site.model_page import write_model_page
 from leaderboard.site.rows import BASELINES, baseline_rows, cached_form, slug, summaries, well_formed
@@ -40,18 +41,21 @@ class _Outcome(NamedTuple):
     cacheable: bool = True
 
 
-def build_site(submissions: str | Path, out: str | Path, progress: bool = True) -> dict:
+def build_site(submissions: str | Path, out: str | Path, progress: bool = True, hub: bool = False,
+               hub_endpoint: str | None = None) -> dict:
     """Build the site in ``out`` from the folder ``submissions`` (see ``_build_site``), holding a lock on ``out``: two
-    builds into one folder would remove each other's pages and cache entries, so a second one is refused at once."""
+    builds into one folder would remove each other's pages and cache entries, so a second one is refused at once.
+    ``hub``: also list what the Hub's leaderboard of the release reports (``hub_board``; at ``hub_endpoint``, else
+    ``HF_ENDPOINT``), apart and unranked."""
     submissions, out = Path(submissions), Path(out)
     if not submissions.is_dir():
         raise UsageError(f"{submissions} is not a folder of submissions")
     busy = f"another g2m leaderboard build is writing to {out}; wait for it to finish"
     with folder_lock(out / CACHE_DIR, LOCK_NAME, busy.replace("{", "{{").replace("}", "}}")):
-        return _build_site(submissions, out, progress)
+        return _build_site(submissions, out, progress, hub or hub_endpoint is not None, hub_endpoint)
 
 
-def _build_site(submissions: Path, out: Path, progress: bool) -> dict:
+def _build_site(submissions: Path, out: Path, progress: bool, hub: bool, hub_endpoint: str | None) -> dict:
     """Validate and re-score every submission, then write the site. A file that is refused, breaks a page, repeats
     another file's outputs or claims a built-in baseline's name is listed as rejected with its reason; it never stops
     the rest of the site. Each submission is rendered as soon as it is scored and only its summary is kept, so
@@ -130,11 +134,12 @@ def _build_site(submissions: Path, out: Path, progress: bool) -> dict:
             cache.put(source, {"accepted": outcome.accepted, "row": None})
     built += _baselines(cache, submissions, out)
     reported = json.loads(REPORTED.read_text())
-    write_index(out, built, reported, rejected)
+    board = read_hub_board(built, hub_endpoint) if hub else None
+    write_index(out, built, reported, rejected, board)
     _remove_stale_pages(out, built)
     cache.prune()
     return {"rows": len(built), "submissions": sum(r["kind"] == "submission" for r in built), "rejected": rejected,
-            "output_dir": str(out), **counts}
+            "output_dir": str(out), "hub": board, **counts}
 
 
 def _baselines(cache: Cache, submissions: Path, out: Path) -> list[dict]:

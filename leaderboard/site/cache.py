@@ -8,17 +8,25 @@ or what its validation gave (model id, content hash, metadata, warnings, data) a
 summaries and the sha256 of every file its page wrote (model page, figures, raw-output copy).
 
 An entry is trusted for nothing: it is used only if it reads (the bounded, strict JSON reader), is this format,
-carries its own key, its checksum matches its content, its metadata passes a submission's checks again, its numbers
-and paths have the shapes the index writes, and every file it lists is on disk with the recorded hash. Anything else
-and it is ignored: the file is scored again and the entry rewritten. Entries that no build used are removed.
+carries its own key, its signature verifies, its metadata passes a submission's checks again, its numbers and paths
+have the shapes the index writes, and every file it lists is on disk with the recorded hash. Anything else and it is
+ignored: the file is scored again and the entry rewritten. Entries that no build used are removed.
+
+**Signed, not checksummed.** The cache sits in the site folder, which is published: a plain hash of an entry is one
+anyone can recompute after editing a score. Each entry carries an HMAC-SHA256 of its whole content under a secret key
+that never enters the site: ``${XDG_CACHE_HOME:-~/.cache}/grid2matrix/leaderboard.key`` (or the file named by
+``G2M_CACHE_KEY_FILE``), made on first use with mode 0600. Without the key nobody can write an entry that verifies;
+a new key (another machine, a removed key file) only means every file is scored again.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import math
 import os
+import secrets
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,6 +34,7 @@ from dataset_builder import __version__
 from dataset_builder.configs import ZERO_SHOT_SIZES
 from dataset_builder.spec import RELEASE_CONTENT_SHA256
 from g2m_base.bounded_json import MAX_FILE_BYTES, Rejected, read_json
+from g2m_base.errors import UsageError
 from g2m_base.files import TEMP_MARK, atomic_write_text
 from g2m_base.untrusted import strict_json
 from harness_tasks.answers.catalog import TASK_VERSION
@@ -33,7 +42,10 @@ from harness_tasks.answers.score import METRICS, PROTOCOLS
 from leaderboard.rescoring.rescore import summarise
 
 CACHE_DIR = ".g2m-cache"
-ENTRY_FORMAT = "g2m-leaderboard-cache/1"
+ENTRY_FORMAT = "g2m-leaderboard-cache/2"  # /1 carried a plain sha256 anyone could recompute: never read
+#: The environment variable naming the key file (tests, or a key kept elsewhere); by default under the user's cache.
+KEY_ENV = "G2M_CACHE_KEY_FILE"
+KEY_BYTES = 32
 #: Bump when a page, a figure or a summary changes: cached pages would otherwise be served as they were.
 SITE_FORMAT = 1
 MAX_ENTRY_BYTES = 4 << 20  # an entry is ~20 KB
@@ -66,8 +78,71 @@ def file_digest(path: Path, max_bytes: int = MAX_FILE_BYTES) -> str | None:
         return None
 
 
-def _checksum(body: dict) -> str:
-    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+def key_file() -> Path:
+    """Where the signing key lives: ``$G2M_CACHE_KEY_FILE``, else the user's cache folder (never the site)."""
+    named = os.environ.get(KEY_ENV)
+    if named:
+        return Path(named)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "grid2matrix" / "leaderboard.key"
+
+
+def _read_key(path: Path) -> bytes:
+    """The key in ``path`` (64 hex digits), refused in one line when others may read it or it is not one."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    try:
+        st = os.fstat(fd)
+        if not (st.st_mode & 0o170000) == 0o100000 or st.st_size > 4 * KEY_BYTES:
+            raise UsageError(f"the leaderboard cache key {path} is not a key file; remove it to make a new one")
+        if st.st_mode & 0o077:
+            raise UsageError(f"the leaderboard cache key {path} may be read by others (mode {st.st_mode & 0o777:o}): "
+                             f"chmod 600 it, or remove it to make a new one")
+        text = os.read(fd, 4 * KEY_BYTES).decode("ascii", "replace").strip()
+    finally:
+        os.close(fd)
+    try:
+        key = bytes.fromhex(text)
+    except ValueError:
+        key = b""
+    if len(key) != KEY_BYTES:
+        raise UsageError(f"the leaderboard cache key {path} is not {KEY_BYTES * 2} hex digits; remove it to make a new one")
+    return key
+
+
+def signing_key(path: Path | None = None) -> bytes:
+    """The cache's secret key, made on first use (mode 0600, in a folder of mode 0700). Two builds that make it at
+    once agree: the key is written whole to a private temporary file and linked into place, which only one can do."""
+    path = path or key_file()
+    try:
+        return _read_key(path)
+    except FileNotFoundError:
+        pass
+    except OSError as e:
+        raise UsageError(f"cannot read the leaderboard cache key {path}: {e.strerror or e}") from None
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        tmp = path.with_name(f"{TEMP_MARK}{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, (secrets.token_hex(KEY_BYTES) + "\n").encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass  # another build made it first: use theirs
+        finally:
+            os.unlink(tmp)
+        return _read_key(path)
+    except OSError as e:
+        raise UsageError(f"cannot make the leaderboard cache key {path}: {e.strerror or e}; name a writable file "
+                         f"with {KEY_ENV}") from None
+
+
+def sign(key: bytes, entry: dict) -> str:
+    """The HMAC-SHA256 of everything in an entry but its signature: its format, key, source and body."""
+    unsigned = {k: v for k, v in entry.items() if k != "hmac"}
+    return hmac.new(key, json.dumps(unsigned, sort_keys=True).encode(), hashlib.sha256).hexdigest()
 
 
 class Cache:
@@ -78,6 +153,11 @@ class Cache:
         self.row_check = row_check  # the site's own check of a cached row (its paths, names and metadata)
         self.used: set[str] = set()
         self.scorer = scorer_version()
+        where = key_file()
+        if where.resolve().is_relative_to(out.resolve()):
+            raise UsageError(f"the leaderboard cache key {where} lies inside the site folder {out}, which is published; "
+                             f"keep it elsewhere ({KEY_ENV})")
+        self._secret = signing_key(where)
 
     def key(self, source: str) -> str:
         return hashlib.sha256(json.dumps({"source": source, "scorer": self.scorer, "release": RELEASE_CONTENT_SHA256},
@@ -93,11 +173,12 @@ class Cache:
             entry = read_json(path, MAX_ENTRY_BYTES, "leaderboard cache entry")
         except Rejected:
             return None
-        if not isinstance(entry, dict) or set(entry) != {"format", "key", "source", "body", "checksum"}:
+        if not isinstance(entry, dict) or set(entry) != {"format", "key", "source", "body", "hmac"}:
             return None
         body = entry["body"]
-        if (entry["format"] != ENTRY_FORMAT or entry["key"] != key or entry["source"] != source
-                or not isinstance(body, dict) or entry["checksum"] != _checksum(body)):
+        if (not isinstance(entry["hmac"], str) or not hmac.compare_digest(entry["hmac"].encode(), sign(self._secret, entry).encode())
+                or entry["format"] != ENTRY_FORMAT or entry["key"] != key or entry["source"] != source
+                or not isinstance(body, dict)):
             return None
         payload = _payload(body, self.row_check)
         if payload is None:
@@ -115,9 +196,9 @@ class Cache:
         body = json.loads(strict_json(body))  # non-finite numbers become null, as the reader will see them
         key = self.key(source)
         self.dir.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(self.dir / f"{key}.json", json.dumps(
-            {"format": ENTRY_FORMAT, "key": key, "source": source, "body": body, "checksum": _checksum(body)},
-            sort_keys=True))
+        entry = {"format": ENTRY_FORMAT, "key": key, "source": source, "body": body}
+        atomic_write_text(self.dir / f"{key}.json", json.dumps({**entry, "hmac": sign(self._secret, entry)},
+                                                               sort_keys=True))
         self.used.add(key)
 
     def prune(self) -> int:

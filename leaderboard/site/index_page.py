@@ -116,7 +116,26 @@ def exact_note(ranked: list[dict]) -> str:
     return f"past N = {EXACT_PAST}, the highest here is {v:.3f}, {name} at N = {n}"
 
 
-def write_index(out: Path, rows: list[dict], reported: dict, rejected: list[dict]) -> None:
+def _hub_rows(hub) -> list[list[str]]:
+    """The Hub's entries as text cells: the value as the Hub reported it, and this board's number where it re-scored
+    the same model's raw outputs."""
+    out = []
+    for e in hub.rows:
+        ours = e["rescored"]
+        mark = "no" if ours is None else f"yes: {fmt(ours['cell_accuracy'])}" + (
+            "" if ours["data"] == RELEASE else " (on other data)")
+        out.append([e["model"], str(e["value"]), "yes" if e["verified"] else "no", mark, e["source"], e["file"],
+                    e["notes"]])
+    return out
+
+
+HUB_HEADERS = ["model", "value (as the Hub reports it)", "verified on the Hub", "re-scored here (cell accuracy)",
+               "source", "results file", "notes"]
+
+
+def write_index(out: Path, rows: list[dict], reported: dict, rejected: list[dict], hub=None) -> None:
+    """The index, CSV and markdown. ``hub`` (``hub_board.HubBoard``, or None when not asked for) is the Hub's own
+    leaderboard, listed apart and unranked."""
     ranked = [r for r in rows if r.get("data", RELEASE) == RELEASE]
     local = [r for r in rows if r.get("data", RELEASE) != RELEASE]
     data = [_row(r, VIEWS) for r in ranked] + [_row(r, ("all",)) for r in local]
@@ -131,10 +150,11 @@ def write_index(out: Path, rows: list[dict], reported: dict, rejected: list[dict
                   sizes=ZERO_SHOT_SIZES, submissions_url=SUBMISSIONS_URL, submissions_repo=SUBMISSIONS_REPO_ID,
                   local=_board(data, boards["local"]["order"], "all", "local") if local else None, reported=reported,
                   reported_headers=REPORTED_HEADERS, reported_rows=_reported_rows(reported),
-                  rejected=[[r["file"], r["reason"]] for r in rejected],
+                  rejected=[[r["file"], r["reason"]] for r in rejected], hub=hub, hub_headers=HUB_HEADERS,
+                  hub_rows=list(zip(hub.rows, _hub_rows(hub), strict=True)) if hub else [],
                   payload={"page": PAGE_ROWS, "rows": data, "boards": boards})
     atomic_write_text(out / "index.html", html)
-    _write_tables(out, ranked, local, reported)
+    _write_tables(out, ranked, local, reported, hub)
 
 
 def _csv_cell(value: str) -> str:
@@ -142,7 +162,7 @@ def _csv_cell(value: str) -> str:
     return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
 
 
-def _write_tables(out: Path, ranked: list[dict], local: list[dict], reported: dict) -> None:
+def _write_tables(out: Path, ranked: list[dict], local: list[dict], reported: dict, hub=None) -> None:
     ns = list(ZERO_SHOT_SIZES)
     headers = ["model", "kind", "data", "backend", *INFO, *(h for h, _, _ in SCORES), *[f"N={n}" for n in ns]]
     lines = []
@@ -158,6 +178,12 @@ def _write_tables(out: Path, ranked: list[dict], local: list[dict], reported: di
           md_table(headers, [[c if c else "-" for c in line] for line in lines]), "",
           "## Reported in the paper (not re-scored, not ranked)", "", md_text(reported["note"]), "",
           md_table(REPORTED_HEADERS, _reported_rows(reported))]
+    if hub is not None:
+        md += ["", "## Reported on the Hub (not re-scored, not ranked)", "", md_text(hub.note), ""]
+        if hub.rows:
+            md.append(md_table(HUB_HEADERS, [[c or "-" for c in row] for row in _hub_rows(hub)]))
+        if hub.refused:
+            md += ["", md_table(["model", "refused because"], hub.refused)]
     atomic_write_text(out / "leaderboard.md", "\n".join(md) + "\n")
     atomic_write_text(out / README_NAME, "---\ntitle: Grid2Matrix leaderboard\nsdk: static\napp_file: index.html\n"
                       "pinned: false\n---\n\nStatic site built by `g2m leaderboard build`.\n")

@@ -15,27 +15,24 @@ import gzip
 import hashlib
 import json
 import os
-import re
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 
-from dataset_builder import __version__
 from dataset_builder.spec import DATASET_REVISION, HUB_REPO_ID, RELEASE_CONTENT_SHA256, cell_key
 from g2m_base.bounded_json import MAX_FILE_BYTES, Rejected, check_structure, check_utf8, read_bytes, read_object
 from g2m_base.errors import UsageError
 from g2m_base.files import atomic_write_bytes, output_file
 from g2m_base.untrusted import MAX_STRING, check_value, term
-from harness_tasks import ModelArgs
+from harness_tasks.answers.catalog import all_tasks
 from harness_tasks.answers.parsing import MAX_ANSWER_CHARS
 from leaderboard.rescoring.rescore import by_task, score_output, summarise, truth_matrix, zero_shot_truth
 from leaderboard.runs.load import load_run
 from leaderboard.submissions import model_info, probe_section
+from leaderboard.submissions.run_metadata import metadata_from_run, server_facts
 
 FORMAT = "g2m-submission/1"
 MAX_OUTPUT_CHARS = MAX_ANSWER_CHARS  # longer outputs could never parse anyway
 RELEASE, LOCAL = "release", "local build"
-_SECRET = re.compile(r"(?i)(api[_-]?key|token|secret|password)=[^,]*")
 #: How to ask again for the answers that failed, in the harness the run came from.
 RETRY_ADVICE = {"g2m": "retry them (with g2m eval, running the same command again retries exactly those)",
                 "vlmevalkit": "retry them (run VLMEvalKit's run.py again with the same arguments and --reuse: it asks "
@@ -44,7 +41,8 @@ COVER_ADVICE = ("export every row (g2m export vlmevalkit, whose default --tasks 
                 "VLMEvalKit on it")
 
 __all__ = ["FORMAT", "LOCAL", "MAX_FILE_BYTES", "MAX_OUTPUT_CHARS", "RELEASE", "Rejected", "Validation",
-           "check_metadata", "metadata_from_run", "validate", "write_submission"]
+           "Submitted", "check_metadata", "metadata_from_run", "server_facts", "submit_run", "validate",
+           "write_submission"]
 
 
 @dataclass
@@ -61,42 +59,50 @@ class Validation:
     probes: list = field(default_factory=list)  # re-scored probe sections (probe_section.rescore), if any
 
 
-def _version(results: dict, name: str) -> str | None:
-    return (results.get("g2m", {}).get("versions") or {}).get(name)
+@dataclass(frozen=True)
+class Submitted:
+    """What ``submit_run`` wrote: the file, the run it read (``Run.which``), and, for a partial submission, what it
+    lacks (one line per task or problem; empty when it is complete)."""
 
+    path: Path
+    run: str
+    missing: tuple[str, ...] = ()
 
-def metadata_from_run(results: dict, model: str) -> dict:
-    cfg = results.get("config", {})
-    parsed = ModelArgs.parse(cfg.get("model_args"))
-    args = _SECRET.sub(r"\1=<redacted>", str(parsed))
-    data = results.get("g2m", {}).get("data", {})
-    configs = results.get("configs", {})
-    budgets = {t: c.get("generation_kwargs", {}).get("max_gen_toks") for t, c in sorted(configs.items())}
-    date = results.get("date")
-    harness = results.get("g2m", {}).get("harness")
-    extra = {"vlmevalkit": _version(results, "vlmevalkit")} if harness == "vlmevalkit" else {}
-    return {
-        "model": {"id": model, "revision": parsed.get("revision") or None, "backend": cfg.get("model"),
-                  "model_args": args},
-        "versions": {"grid2matrix": _version(results, "grid2matrix"), "lm_eval": results.get("lm_eval_version"),
-                     "transformers": results.get("transformers_version") or _version(results, "transformers"),
-                     "vllm": _version(results, "vllm"), "torch": _version(results, "torch"), "submitted_with": __version__,
-                     **extra},
-        "dataset": {"source": data.get("source"), "revision": data.get("revision"),
-                    "manifest_sha256": data.get("manifest_sha256"), "content_sha256": data.get("content_sha256")},
-        "generation": {"task_version": results.get("g2m", {}).get("task_version"), "gen_kwargs": cfg.get("gen_kwargs"),
-                       "chat_template_sha": results.get("chat_template_sha"), "max_gen_toks": budgets},
-        "date": datetime.fromtimestamp(float(date), UTC).isoformat() if isinstance(date, (int, float)) else date,
-    }
+    @property
+    def partial(self) -> bool:
+        return bool(self.missing)
 
 
 def write_submission(run_dir: str | Path, out: str | Path | None = None, allow_partial: bool = False,
-                     model_info: dict | None = None, probes: str | Path | None = None) -> Path:
+                     model_info: dict | None = None, run: str | None = None,
+                     probes: str | Path | None = None) -> Path:
+    """``submit_run``'s file."""
+    return submit_run(run_dir, out, allow_partial, model_info, run, probes).path
+
+
+def _missing_tasks(known: dict, have: set[str], protocol: str) -> list[str]:
+    """The tasks of ``protocol`` whose ids the submission lacks, one line each: ``g2m_n05_c5: 49 of 50 ids missing``."""
+    want: dict[tuple[int, int], list[str]] = {}
+    for i, t in known.items():
+        want.setdefault((t.grid_size, t.num_colors), []).append(i)
+    out = []
+    for name, n, c in all_tasks(protocol):
+        ids = want.get((n, c), [])
+        lacking = sum(i not in have for i in ids)
+        if lacking:
+            out.append(f"{name}: {lacking:,} of {len(ids):,} ids missing")
+    return out
+
+
+def submit_run(run_dir: str | Path, out: str | Path | None = None, allow_partial: bool = False,
+               model_info: dict | None = None, run_name: str | None = None,
+               probes: str | Path | None = None) -> Submitted:
     """The run's outputs as a submission: ``records`` from its g2m tasks and, when it ran them, ``paper_records``
     from its g2m_paper tasks (the paper's protocol, with the authors' budget). ``model_info`` (parameters, open
-    weights, release date, link: ``model_info.check``) goes into ``metadata.model``; ``probes``: a folder of the
-    same model's probe and sweep results, added as re-scorable ``probes`` sections (``probe_section``)."""
-    run = load_run(run_dir, allow_partial=allow_partial)
+    weights, release date, link: ``model_info.check``) goes into ``metadata.model``. ``run_name`` chooses the run of
+    the folder (``load_run``); ``probes``: a folder of the same model's probe and sweep results, added as
+    re-scorable ``probes`` sections (``probe_section``). With ``allow_partial``, what the file lacks is returned in ``Submitted.missing``."""
+    run = load_run(run_dir, allow_partial=allow_partial, run=run_name)
     known = zero_shot_truth()
     doc = {"format": FORMAT, "metadata": metadata_from_run(run.results, run.model)}
     doc["metadata"]["model"].update(model_info or {})
@@ -110,6 +116,9 @@ def write_submission(run_dir: str | Path, out: str | Path | None = None, allow_p
         raise Rejected(f"{len(failed):,} of the run's requests failed and have no answer (first: {failed[0]}); "
                        f"{RETRY_ADVICE.get(run.harness, RETRY_ADVICE['g2m'])}, or pass --allow-partial to submit "
                        "without them")
+    lacking = [f"the run: {line}" for line in run.incomplete]
+    if failed:
+        lacking.append(f"{len(failed):,} failed request(s) without an answer (first: {failed[0]})")
     for key, protocol in (("records", "g2m"), ("paper_records", "paper")):
         by_id = {s.id: s.output for s in run.samples if s.protocol == protocol and not s.request_failed}
         if not by_id and protocol == "paper":
@@ -121,6 +130,8 @@ def write_submission(run_dir: str | Path, out: str | Path | None = None, allow_p
                    else f"evaluate all of {tag} with the release")
             raise Rejected(f"the run's {tag} tasks cover {len(known) - len(missing):,} of the {len(known):,} zero_shot "
                            f"ids (first missing: {missing[0]}); {how}, or pass --allow-partial")
+        if missing:
+            lacking += _missing_tasks(known, set(by_id), protocol)
         doc[key] = [{"id": i, "output": by_id[i]} for i in known if i in by_id]
     if probes is not None:
         doc["probes"] = probe_section.collect(probes, run)
@@ -131,7 +142,7 @@ def write_submission(run_dir: str | Path, out: str | Path | None = None, allow_p
     if len(data) > MAX_FILE_BYTES:
         raise Rejected(f"the submission would be {len(data) / 2**20:.0f} MiB, over the {MAX_FILE_BYTES >> 20} MiB limit")
     atomic_write_bytes(out, data)
-    return out
+    return Submitted(out, run.which(), tuple(lacking))
 
 
 def _check_format(value: object) -> None:

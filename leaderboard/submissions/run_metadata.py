@@ -1,0 +1,83 @@
+"""What a submission says about the run behind it (``metadata``), from the run's results file: the model and its
+arguments (secrets redacted), the data it read, the generation settings, and the versions of what answered.
+
+Versions are claimed only for what they describe. An in-process run's answers came from g2m's own environment, so
+its libraries (``g2m.versions``, lm-eval's ``transformers_version``) are the engine's. A served run's answers came
+from a server: the client's libraries are kept apart (``versions.client``), the engine's are null, and what the
+server reported about itself (``g2m.provenance.server``: version, served model id and root, context length) is
+recorded as the server's (``server``), each fact null where the server did not report it.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+from dataset_builder import __version__
+from harness_tasks import ModelArgs
+
+_SECRET = re.compile(r"(?i)(api[_-]?key|token|secret|password)=[^,]*")
+#: What a submission records of what a server reported about itself (``g2m.provenance.server``), and when.
+SERVER_FACTS = ("version", "id", "root", "max_model_len", "reported_at")
+
+
+def _version(results: dict, name: str) -> str | None:
+    return (results.get("g2m", {}).get("versions") or {}).get(name)
+
+
+def _served(results: dict) -> bool:
+    """The run's answers came from a server (``--serve``, ``--base-url`` or any API backend): the versions of g2m's
+    own environment are the client's, not those of what answered."""
+    g2m = results.get("g2m") or {}
+    provenance = g2m.get("provenance") if isinstance(g2m.get("provenance"), dict) else {}
+    args = ModelArgs.parse((results.get("config") or {}).get("model_args"))
+    return isinstance(provenance.get("server"), dict) or bool(g2m.get("served_by")) or bool(args.get("base_url"))
+
+
+def server_facts(results: dict) -> dict | None:
+    """What the server said about itself (``g2m.provenance.server``: its version, the served model's id, root and
+    context length, when it was asked), as the server's; None for an in-process run. A served run that recorded
+    nothing the server reported gives ``reported: false`` and every fact null: no version is claimed for it."""
+    if not _served(results):
+        return None
+    provenance = (results.get("g2m") or {}).get("provenance")
+    server = provenance.get("server") if isinstance(provenance, dict) else None
+    server = server if isinstance(server, dict) else {}
+    facts = {k: server.get(k) if isinstance(server.get(k), (str, int, float)) and not isinstance(server.get(k), bool)
+             else None for k in SERVER_FACTS}
+    return {"reported": any(facts[k] is not None for k in SERVER_FACTS[:-1]), **facts}
+
+
+def metadata_from_run(results: dict, model: str) -> dict:
+    """A submission's metadata from the run's results file. Versions are what the run recorded of what made the
+    answers: for an in-process run, g2m's own environment (``g2m.versions``, lm-eval's ``transformers_version``);
+    for a served run, only what the server reported (``server``), g2m's environment kept apart as the client's."""
+    cfg = results.get("config", {})
+    parsed = ModelArgs.parse(cfg.get("model_args"))
+    args = _SECRET.sub(r"\1=<redacted>", str(parsed))
+    data = results.get("g2m", {}).get("data", {})
+    configs = results.get("configs", {})
+    budgets = {t: c.get("generation_kwargs", {}).get("max_gen_toks") for t, c in sorted(configs.items())}
+    date = results.get("date")
+    harness = results.get("g2m", {}).get("harness")
+    extra = {"vlmevalkit": _version(results, "vlmevalkit")} if harness == "vlmevalkit" else {}
+    server = server_facts(results)
+    engine = {"transformers": results.get("transformers_version") or _version(results, "transformers"),
+              "vllm": _version(results, "vllm"), "torch": _version(results, "torch")}
+    versions = {"grid2matrix": _version(results, "grid2matrix"), "lm_eval": results.get("lm_eval_version"),
+                "submitted_with": __version__, **extra}
+    if server is None:
+        versions.update(engine)
+    else:  # the client's libraries did not answer: never shown as the engine's
+        versions.update({k: None for k in engine}, client={k: v for k, v in engine.items() if v is not None})
+    return {
+        "model": {"id": model, "revision": parsed.get("revision") or None, "backend": cfg.get("model"),
+                  "model_args": args},
+        "versions": versions,
+        "server": server,
+        "dataset": {"source": data.get("source"), "revision": data.get("revision"),
+                    "manifest_sha256": data.get("manifest_sha256"), "content_sha256": data.get("content_sha256")},
+        "generation": {"task_version": results.get("g2m", {}).get("task_version"), "gen_kwargs": cfg.get("gen_kwargs"),
+                       "chat_template_sha": results.get("chat_template_sha"), "max_gen_toks": budgets},
+        "date": datetime.fromtimestamp(float(date), UTC).isoformat() if isinstance(date, (int, float)) else date,
+    }
