@@ -135,7 +135,7 @@ def test_an_interrupted_sweep_resumes_without_redoing_finished_work(tiny_vlm, ti
     with pytest.raises(KeyboardInterrupt):
         run_sweep(_spec(tiny_vlm, tiny_release, tmp_path), progress=False)
     shards = sorted(p.relative_to(tmp_path) for p in (tmp_path / "out" / "cache").rglob("*.npy"))
-    assert len(shards) == 2 * 7 and not list((tmp_path / "out" / "cache").rglob("*.partial"))  # 2 whole chunks
+    assert len(shards) == 2 * 8 and not list((tmp_path / "out" / "cache").rglob("*.partial"))  # 2 whole chunks of 8 points
     monkeypatch.setattr(Taps, "run", real_run)
 
     def train_then_stop(point, *args):
