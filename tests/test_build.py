@@ -75,12 +75,19 @@ def _visible_parquet(root):
 
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT])
 def test_an_interrupted_build_resumes_to_the_same_bytes(tmp_path, small_release, how):
-    out = tmp_path / "crash"
-    proc = subprocess.Popen(_cli_build(out, "--workers", "1"), cwd=REPO, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    out, marker = tmp_path / "crash", tmp_path / "two-shards-written"
+    # the build waits after its second shard, so the signal always finds it unfinished, however fast the machine
+    driver = ("import sys, time\nfrom pathlib import Path\nimport dataset_builder.build as b\nreal = b.write_shard\n"
+              "calls = [0]\ndef write_shard(task, out):\n    result = real(task, out)\n    calls[0] += 1\n"
+              f"    if calls[0] == 2:\n        Path({str(marker)!r}).touch()\n        time.sleep(120)\n    return result\n"
+              "b.write_shard = write_shard\nfrom g2m_cli.main import main\n"
+              f"sys.exit(main({_cli_build(out, '--workers', '1')[3:]!r}))")
+    proc = subprocess.Popen([sys.executable, "-c", driver], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True, env={**os.environ, "PYTHONPATH": str(REPO)})
     deadline = time.time() + 120
-    while len(_visible_parquet(out)) < 2 and time.time() < deadline and proc.poll() is None:
+    while not marker.exists() and time.time() < deadline and proc.poll() is None:
         time.sleep(0.02)
+    assert marker.exists(), "the build never wrote its second shard"
     os.killpg(proc.pid, how)
     _, err = proc.communicate(timeout=60)
     if how == signal.SIGINT:

@@ -63,7 +63,7 @@ def test_help_lists_every_command_and_version_names_the_package():
     [
         (["probe", "--encoder", "{tmp}/none", "--config", "zero_shot"], "unknown probing config 'zero_shot'"),
         (["probe", "--encoder", "{tmp}/none", "--config", "probe_n32_c3", "--data", "{tmp}/missing"], "does not exist"),
-        (["probe", "--encoder", "{tmp}/none", "--config", "probe_n32_c3", "--steps", "0"], "steps must be a positive integer"),
+        (["probe", "--encoder", "{tmp}/none", "--config", "probe_n32_c3", "--steps", "0"], "--steps must be an integer from 1 to"),
     ],
 )
 def test_bad_probe_arguments_give_one_line(tmp_path, args, message):

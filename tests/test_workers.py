@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from helpers import REPO
 
+from dataset_builder.build import BuildParams, build
+
 pytestmark = pytest.mark.slow  # starts real builds and kills them
 
 
@@ -38,11 +40,12 @@ def _alive(pid: int) -> bool:
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc to find the workers")
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
 @pytest.mark.parametrize("command", ["build", "verify"])
-def test_workers_die_with_their_parent(tmp_path, small_release, command, how):
+def test_workers_die_with_their_parent(tmp_path, command, how):
     if command == "build":
         args = ["build", "--out", str(tmp_path / "b"), "--configs", "probe_n64_c10", "--scale", "0.5", "--workers", "2"]
-    else:
-        args = ["verify", str(small_release), "--workers", "2"]
+    else:  # verify starts a pool only for more than a second of work: 4,000 64 x 64 grids are about 1.5 s
+        build(tmp_path / "v", "probe_n64_c10", BuildParams(scale=0.2), workers=2, progress=False)
+        args = ["verify", str(tmp_path / "v"), "--workers", "2"]
     proc = subprocess.Popen([sys.executable, "-m", "g2m_cli", *args, "--quiet"], cwd=REPO,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.time() + 60

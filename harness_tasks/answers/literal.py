@@ -239,6 +239,14 @@ def read_literal(text: str) -> object:
         raise LiteralError(f"unexpected {tok!r}")
 
     result = value(0)
+    if peek() == ("punct", ","):  # a bare tuple, as in ``[1], [2]``: Python's source reads top-level commas so
+        items = [result]
+        while peek() == ("punct", ","):
+            take()
+            if peek() is _END:
+                break  # a trailing comma
+            items.append(value(1))
+        result = tuple(items)
     if peek() is not _END:
         raise LiteralError("extra text after the literal")
     return result
