@@ -6,7 +6,7 @@
 
 The model is randomly initialised from its config on the device (no weights are needed: the cost of a forward pass
 does not depend on their values), every point is hooked as ``g2m probe sweep`` hooks it, and one pass per image runs
-over the whole split. The features are counted, not kept (the sweep of an 8B model at N = 32 stores ~2.8 TB). The
+over the whole split. The features are counted, not kept (the sweep of an 8B model at N = 32 stores ~3.0 TB). The
 prompt is tokenized with the tiny Qwen tokenizer of ``probing.tiny`` (the config's image token ids are pointed at its
 ids), which spends about twice the tokens of Qwen's own on the prompt text: a slightly pessimistic pass.
 """

@@ -219,8 +219,9 @@ def _stage_line(points, per_point, stage: str) -> str | None:
     sel = [p for p in points if p.stage == stage]
     if not sel:
         return None
-    layers = "" if sel[0].layer is None else f" {sel[0].layer}-{sel[-1].layer}" + ("" if len(sel) == sel[-1].layer else
-                                                                                 f" ({len(sel)} of {sel[-1].layer})")
+    first, last = sel[0].layer, sel[-1].layer
+    layers = "" if first is None else (f" {first}" if first == last else f" {first}-{last}") + (
+        "" if len(sel) == last else f" ({len(sel)} of {last})")
     h, w = sel[0].grid
     return f"{stage}{layers}: {h}x{w}x{sel[0].dim}, {_size(per_point[sel[0].name])} each"
 
@@ -228,7 +229,7 @@ def _stage_line(points, per_point, stage: str) -> str | None:
 def format_plan(plan: dict) -> str:
     p, r = plan["params"], plan["rows"]
     stages = "; ".join(s for s in (_stage_line(plan["points"], plan["per_point_bytes"], st)
-                                   for st in ("tower", "projector", "llm")) if s)
+                                   for st in ("tower", "projector", "deepstack", "llm")) if s)
     seconds = plan["images"] * plan["flops_per_image"] / (H100_FLOPS * UTILISATION)
     moe = f", {p['active'] / 1e9:,.1f} B active per token" if p["active"] != p["total"] else ""
     rows = [
