@@ -44,10 +44,10 @@ def make_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _end_to_end(run_dir: str, grid_size: int, num_colors: int) -> dict:
+def _end_to_end(run_dir: str, grid_size: int, num_colors: int, probed: dict | None = None, allow: bool = False) -> dict:
     from leaderboard.reports.report import end_to_end
 
-    return end_to_end(run_dir, grid_size, num_colors)
+    return end_to_end(run_dir, grid_size, num_colors, probed, allow)
 
 
 def _missing(error: ModuleNotFoundError, extra: str | None) -> int:

@@ -80,7 +80,10 @@ def _sweep(args: argparse.Namespace) -> int:
         if reader is None:
             raise UsageError("--run needs the report's run reader (pip install 'grid2matrix[report]')")
         block = get_config(args.config).splits[0].blocks[0]
-        spec = replace(spec, reference=reader(args.run, block.grid_size, block.num_colors))
+        # the identity rule: a line from another model's answers is refused unless asked for, and then named
+        probed = {"name": args.encoder, "revision": args.revision}
+        spec = replace(spec, reference=reader(args.run, block.grid_size, block.num_colors, probed,
+                                              args.compare_other_models))
     from probing.sweep.report import summary
     from probing.sweep.run import run_sweep
 
@@ -153,6 +156,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--chunk-rows", type=int, default=256, help="rows per feature shard: the unit of resumption")
     s.add_argument("--run", default=None, metavar="RUN_DIR",
                    help="a harness run of the same model: its end-to-end cell accuracy at this N is drawn as a line")
+    s.add_argument("--compare-other-models", action="store_true",
+                   help="draw --run's line even when its model is not --encoder's (refused otherwise); both are named")
     s.add_argument("--drop-features", action="store_true", help="delete the feature shards once every probe is done")
     s.add_argument("--dry-run", action="store_true",
                    help="print the plan (points, passes, disk, memory, compute) from the config alone; load nothing")

@@ -225,13 +225,20 @@ def test_the_pooled_probes_run_in_both_commands(tiny_vlm, tiny_release, tmp_path
 
 def test_run_draws_the_end_to_end_line_and_the_report_shows_the_sweep(tiny_vlm, tiny_release, small_release, random_run,
                                                                       tmp_path):
-    res = g2m("probe", "sweep", "--encoder", str(tiny_vlm), "--config", "probe_n20_c3", "--data", str(tiny_release),
-              "--steps", "4", "--eval-every", "2", "--points", "tower,projector", "--run", str(random_run),
-              "--out", str(tmp_path / "probes"), "--quiet")
+    args = ["probe", "sweep", "--encoder", str(tiny_vlm), "--config", "probe_n20_c3", "--data", str(tiny_release),
+            "--steps", "4", "--eval-every", "2", "--points", "tower,projector", "--run", str(random_run),
+            "--out", str(tmp_path / "probes"), "--quiet"]
+    # the identity rule: g2m-random's answers are not the tiny VLM's, so its line is refused before anything loads
+    refused = g2m(*args)
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert str(tiny_vlm) in refused.stderr and "g2m-random" in refused.stderr and "--compare-other-models" in refused.stderr
+    assert not (tmp_path / "probes").exists()
+    res = g2m(*args, "--compare-other-models")
     assert res.returncode == 0, res.stderr
     sweep = json.loads(next((tmp_path / "probes").rglob("sweep.json")).read_text())
     ref = sweep["reference"]
     assert (ref["grid_size"], ref["num_colors"]) == (20, 3) and 0 <= ref["cell_accuracy"] <= 0.6  # g2m-random
+    assert ref["other_model"] and f"ANOTHER MODEL: probe of {tiny_vlm}" in ref["source"]  # named on the figure too
     assert "end-to-end" in res.stdout
     # the tiny VLM's sweep is not of g2m-random: refused in one line naming both, compared only when asked
     refused = g2m("report", str(random_run), "--probes", str(tmp_path / "probes"), "--out", str(tmp_path / "report"))
@@ -250,7 +257,7 @@ def test_run_draws_the_end_to_end_line_and_the_report_shows_the_sweep(tiny_vlm, 
     assert (tmp_path / "report" / data["figures"]["sweep_0"]).is_file()
     assert "Where the grid is lost" in (tmp_path / "report" / "index.md").read_text()
     bad = g2m("probe", "sweep", "--encoder", str(tiny_vlm), "--config", "probe_n28_c3", "--data", str(small_release),
-              "--run", str(random_run), "--out", str(tmp_path / "x"))
+              "--run", str(random_run), "--out", str(tmp_path / "x"), "--compare-other-models")
     assert bad.returncode == 2 and "no task at N=28, C=3" in bad.stderr
 
 

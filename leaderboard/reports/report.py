@@ -138,9 +138,14 @@ def sweep_sections(sweeps: list[dict], tasks: dict, out: Path, model: str,
     return rows, figs
 
 
-def end_to_end(run_dir: str | Path, grid_size: int, num_colors: int) -> dict:
-    """The run's end-to-end scores at (N, C), re-scored from its samples: the reference line of a probe sweep."""
+def end_to_end(run_dir: str | Path, grid_size: int, num_colors: int, probed: dict | None = None,
+               allow_other_model: bool = False) -> dict:
+    """The run's end-to-end scores at (N, C), re-scored from its samples: the reference line of a probe sweep.
+    ``probed``: the sweep's model record (name, revision); a run of another model is refused (``identity``) unless
+    ``allow_other_model``, and then its source names both models."""
     run = load_run(run_dir)
+    other = identity.other_models(identity.of_run(run), {"the sweep": probed}, allow_other_model, "--run") \
+        if probed else {}
     protocol = "g2m" if any(s.protocol == "g2m" for s in run.samples) else "paper"
     tasks = {k: summarise(v) for k, v in by_task(score_run(run, protocol)).items()}
     if (grid_size, num_colors) not in tasks:
@@ -148,7 +153,8 @@ def end_to_end(run_dir: str | Path, grid_size: int, num_colors: int) -> dict:
         raise UsageError(f"{run_dir}: the run has no task at N={grid_size}, C={num_colors} to compare the sweep with "
                          f"(it has: {have})")
     t = tasks[(grid_size, num_colors)]
-    return {"source": f"{run.model} ({protocol} protocol)", "run": str(run_dir), "model": run.model,
+    source = f"{run.model} ({protocol} protocol)" + (f", ANOTHER MODEL: {other['the sweep']}" if other else "")
+    return {"source": source, "run": str(run_dir), "model": run.model, "other_model": bool(other),
             "grid_size": grid_size, "num_colors": num_colors, "samples": t["n"],
             **{k: t[k] for k in ("cell_accuracy", "cell_accuracy_ci", "exact_match", "exact_match_ci")}}
 
