@@ -12,7 +12,7 @@ import os
 import pytest
 
 from g2m_base.errors import DataNotFound
-from harness_tasks.with_inspect.tasks import user_path
+from harness_tasks.with_inspect.paths import user_path
 
 
 @pytest.fixture

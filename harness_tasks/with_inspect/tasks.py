@@ -17,8 +17,6 @@ stored on each task (inspect has no groups); ``g2m eval`` aggregates them like e
 from __future__ import annotations
 
 import base64
-import os
-from pathlib import Path
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
@@ -26,13 +24,14 @@ from inspect_ai.model import ChatMessageUser, ContentImage, ContentText, Generat
 from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import TaskState, generate
 
-from g2m_base.errors import DataNotFound, UsageError
+from g2m_base.errors import UsageError
 from harness_tasks.answers.catalog import TASK_VERSION, budget, tags_of, task_info, task_names
 from harness_tasks.answers.parsing import format_answer
 from harness_tasks.answers.replies import GenText, answer_detail
 from harness_tasks.answers.score import METRICS, score_answer
 from harness_tasks.evaluation import data
 from harness_tasks.evaluation.row_filters import select_cell
+from harness_tasks.with_inspect.paths import user_path
 
 #: inspect's stop reasons that mean "cut at the budget or the context".
 LENGTH_STOPS = frozenset({"max_tokens", "model_length"})
@@ -95,24 +94,6 @@ def g2m_tasks(tasks: str = "g2m", data: str | None = None, reasoning_budget: int
         raise UsageError(f"no G2M task in {tasks!r}")
     dataset = _dataset(data)
     return [build_task(n, dataset, reasoning_budget) for n in names]
-
-
-def user_path(source: str | None) -> str | None:
-    """A relative ``-T data=DIR`` read against the folder the user typed it in.
-
-    ``inspect eval`` runs a task file from that file's own folder (it changes the working directory before calling
-    the task), so a relative path would be read against ``harness_tasks/with_inspect/``. The shell's ``$PWD`` still
-    names the user's folder; a path that exists from the current folder (a Python caller's choice) wins.
-    """
-    if source is None or Path(source).expanduser().is_absolute() or Path(source).exists():
-        return source
-    shell_cwd = os.environ.get("PWD")
-    if shell_cwd and (Path(shell_cwd) / source).exists():
-        return str(Path(shell_cwd) / source)
-    if source.count("/") == 1 and not source.startswith((".", "~")):
-        return source  # a Hub id such as ORG/NAME
-    raise DataNotFound(f"G2M data folder {source!r} not found from {shell_cwd or os.getcwd()}: pass an absolute path, "
-                       "e.g. -T data=$PWD/g2m-data")
 
 
 def _dataset(source: str | None):
