@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from g2m_base.errors import BuildError, UsageError
+from g2m_base.errors import BuildError, StorageError, UsageError
 
 TEMP_MARK = ".g2m-tmp-"
 LOCK_NAME = ".g2m-build.lock"
@@ -28,14 +29,24 @@ def safe_name(name: str, sep: str = "__", limit: int = 80) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", sep, text).strip("._-" + sep)[:limit] or "model"
 
 
+#: A path that cannot be a file's (a file where a folder should be, a name too long): the user's input, exit 2.
+_PATH_ERRNOS = frozenset({errno.ENOTDIR, errno.EISDIR, errno.EEXIST, errno.ENAMETOOLONG})
+
+
+def write_error(e: OSError) -> type:
+    """A full or read-only disk is the machine's state (``StorageError``, exit 1, as anywhere else in g2m); a path
+    that cannot be written whatever the disk holds is bad input (``BuildError``, exit 2)."""
+    return BuildError if e.errno in _PATH_ERRNOS else StorageError
+
+
 def ensure_dir(path: Path) -> Path:
     """Create ``path`` (and parents) or say in one line why it cannot be."""
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise BuildError(f"cannot write to {path}: {e.strerror or e}") from None
+        raise write_error(e)(f"cannot write to {path}: {e.strerror or e}") from None
     if not os.access(path, os.W_OK):
-        raise BuildError(f"cannot write to {path}: permission denied")
+        raise StorageError(f"cannot write to {path}: permission denied")
     return path
 
 
@@ -68,7 +79,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise BuildError(f"cannot write to {path.parent}: {e.strerror or e}") from None
+        raise write_error(e)(f"cannot write to {path.parent}: {e.strerror or e}") from None
     tmp = path.parent / f"{TEMP_MARK}{os.getpid()}-{path.name}"
     try:
         with open(tmp, "wb") as f:
@@ -80,7 +91,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             tmp.unlink()
         if isinstance(e, OSError):  # a full disk, a read-only mount: the user's to fix, said in one line
-            raise BuildError(f"could not write {path}: {e.strerror or e}") from None
+            raise write_error(e)(f"could not write {path}: {e.strerror or e}") from None
         raise
 
 
@@ -118,10 +129,10 @@ def folder_lock(root: Path, name: str, busy: str) -> Iterator[None]:
         root.mkdir(parents=True, exist_ok=True)
         fd = os.open(root / name, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as e:
-        raise BuildError(f"cannot write to {root}: {e.strerror or e}") from None
+        raise write_error(e)(f"cannot write to {root}: {e.strerror or e}") from None
     if not os.access(root, os.W_OK):
         os.close(fd)
-        raise BuildError(f"cannot write to {root}: permission denied")
+        raise StorageError(f"cannot write to {root}: permission denied")
     try:
         try:
             import fcntl

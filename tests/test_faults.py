@@ -174,13 +174,13 @@ def test_a_read_only_output_is_one_line(server, small_release, tmp_path):
         res = _eval(url, small_release, out / "runs")
         assert "Read-only file system" in _one_line_error(res)
         res = g2m("build", "--out", str(out / "release"), "--configs", "zero_shot", "--scale", "0.02", "--quiet")
-        assert "Read-only file system" in _one_line_error(res)
+        assert "Read-only file system" in _one_line_error(res) and res.returncode == 1
 
 
 def test_build_on_a_full_disk_fails_in_one_line_and_a_rerun_with_space_completes(tmp_path):
     with tmpfs("300k") as out:
         res = g2m("build", "--out", str(out / "g2m"), "--configs", "zero_shot", "--scale", "0.05", "--quiet")
-        assert "No space left on device" in _one_line_error(res)
+        assert "No space left on device" in _one_line_error(res) and res.returncode == 1  # storage, not bad input
         assert not (out / "g2m" / "manifest.json").exists()  # an unfinished build never looks finished
         remount(out, "size=60m")
         assert g2m("build", "--out", str(out / "g2m"), "--configs", "zero_shot", "--scale", "0.05",

@@ -19,7 +19,7 @@ from pathlib import Path
 from dataset_builder.prompt import PROMPT_VERSION
 from dataset_builder.provenance import data_provenance
 from dataset_builder.spec import DATASET_REVISION, HUB_REPO_ID, README_NAME
-from g2m_base.errors import BuildError
+from g2m_base.files import write_error
 from harness_tasks.answers.catalog import METRICS, TASK_VERSION
 
 
@@ -114,7 +114,7 @@ def materialise(folder: Path, files: dict[str, str], installed: Path) -> Path:
                 tmp.rename(folder)
                 tmp = stale
     except OSError as e:
-        raise BuildError(f"could not write the task folder {folder}: {e.strerror or e}") from None
+        raise write_error(e)(f"could not write the task folder {folder}: {e.strerror or e}") from None
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)

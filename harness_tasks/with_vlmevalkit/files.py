@@ -33,8 +33,8 @@ from typing import NamedTuple
 from dataset_builder import __version__
 from dataset_builder.spec import cell_key
 from g2m_base.bounded_json import read_json
-from g2m_base.errors import BuildError, UsageError
-from g2m_base.files import ensure_dir, output_file
+from g2m_base.errors import UsageError
+from g2m_base.files import ensure_dir, output_file, write_error
 from harness_tasks.answers.catalog import TASK_VERSION
 from harness_tasks.answers.parsing import format_answer
 
@@ -130,7 +130,7 @@ def write_tsv(rows, out: Path, content_sha256: str = "") -> int:
         with contextlib.suppress(OSError):
             tmp.unlink()
         if isinstance(e, OSError):  # the machine's state, not a bug: one line naming the file
-            raise BuildError(f"could not write {out}: {e.strerror or e}") from None
+            raise write_error(e)(f"could not write {out}: {e.strerror or e}") from None
         raise
     return n
 
