@@ -40,6 +40,14 @@ def small_release(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def tiny_release(tmp_path_factory) -> Path:
+    """probe_n20_c3 with 24/6/30 rows: the sweeps' data (test_sweep, test_sweep_shards)."""
+    out = tmp_path_factory.mktemp("sweep_release") / "g2m"
+    build(out, "probe_n20_c3", BuildParams(scale=0.003), workers=1, progress=False)
+    return out
+
+
+@pytest.fixture(scope="session")
 def random_run(small_release, tmp_path_factory) -> Path:
     """A real lm-eval run of g2m-random on every task of the small release (90 samples)."""
     from harness_tasks.evaluate import EvalSpec, run_eval

@@ -25,16 +25,6 @@ FAST = TrainConfig(steps=6, eval_every=3, patience=2)
 
 
 @pytest.fixture(scope="module")
-def tiny_release(tmp_path_factory) -> Path:
-    """probe_n20_c3 with 24/6/30 rows."""
-    from dataset_builder.build import BuildParams, build
-
-    out = tmp_path_factory.mktemp("sweep_release") / "g2m"
-    build(out, "probe_n20_c3", BuildParams(scale=0.003), workers=1, progress=False)
-    return out
-
-
-@pytest.fixture(scope="module")
 def tiny_vlm(tmp_path_factory) -> Path:
     """The README's offline model (scripts/make_tiny_vlm.py): 3 vision blocks, 3 decoder layers, images at 256 px."""
     from probing.tiny import make_tiny_qwen3_vl as make

@@ -30,15 +30,6 @@ FLAGS = ["--config", "probe_n20_c3", "--points", "tower,projector", "--batch-siz
 
 
 @pytest.fixture(scope="module")
-def tiny_release(tmp_path_factory) -> Path:
-    from dataset_builder.build import BuildParams, build
-
-    out = tmp_path_factory.mktemp("shards_release") / "g2m"
-    build(out, "probe_n20_c3", BuildParams(scale=0.003), workers=1, progress=False)
-    return out
-
-
-@pytest.fixture(scope="module")
 def tiny_vlm(tmp_path_factory) -> Path:
     from probing.tiny import make_tiny_qwen3_vl
 
