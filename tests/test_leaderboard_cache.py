@@ -177,6 +177,41 @@ def test_the_first_build_caches_every_file_it_scored(first_build):
     assert len(list((site / CACHE_DIR).glob("*.json"))) == 5  # a, b (and its copy), junk, the 2 baselines
 
 
+def _store(source: str, site: Path) -> Path:
+    from leaderboard.site.baseline_store import STORE_DIR
+
+    return cache_module.key_file().parent / STORE_DIR / Cache(site, well_formed).key(source)
+
+
+def _tamper_entry(folder: Path) -> None:
+    entry = json.loads((folder / "entry.json").read_text())
+    entry["body"]["row"]["views"]["all"]["overall"]["cell_accuracy"] = 0.999  # not re-signed: a forger without the key
+    (folder / "entry.json").write_text(json.dumps(entry))
+
+
+def _tamper_figure(folder: Path) -> None:
+    figure = next(folder.rglob("*.png"))
+    figure.write_bytes(figure.read_bytes()[:-1] + b"x")
+
+
+@slow
+@pytest.mark.parametrize("tamper", [None, _tamper_entry, _tamper_figure], ids=["intact", "entry", "figure"])
+def test_a_new_site_folder_takes_the_baselines_from_the_machines_store_and_never_a_tampered_one(tmp_path, tamper):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    first = build_site(subs, tmp_path / "first", progress=False)  # computed, or from the store if a build made it
+    assert set(first["baselines"].values()) <= {"store", "computed"}
+    stored = {name: _store(f"baseline:{name}", tmp_path / "first") for name in ("g2m-oracle", "g2m-random")}
+    assert all((folder / "entry.json").is_file() for folder in stored.values())
+    if tamper:
+        tamper(stored["g2m-oracle"])
+    result = build_site(subs, tmp_path / "new", progress=False)
+    assert result["baselines"] == {"g2m-oracle": "computed" if tamper else "store", "g2m-random": "store"}
+    assert _published(tmp_path / "new") == _published(tmp_path / "first")  # the same pages, byte for byte
+    if tamper:  # the store holds the good copy again
+        assert build_site(subs, tmp_path / "newer", progress=False)["baselines"]["g2m-oracle"] == "store"
+
+
 @slow
 def test_a_rebuild_scores_nothing_and_publishes_the_same_site(first_build, again):
     subs, site, calls = again

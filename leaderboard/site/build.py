@@ -19,6 +19,7 @@ from typing import NamedTuple
 from g2m_base.errors import UsageError
 from g2m_base.files import ensure_dir, folder_lock
 from g2m_base.untrusted import term
+from leaderboard.site import baseline_store
 from leaderboard.site.cache import CACHE_DIR, Cache, file_digest
 from leaderboard.site.hub_board import read_hub_board
 from leaderboard.site.index_page import VIEWS, write_index
@@ -132,19 +133,29 @@ def _build_site(submissions: Path, out: Path, progress: bool, hub: bool, hub_end
             continue
         if entry is None and source:  # validated but not shown (a copy, a baseline's name): drawn if it ever is
             cache.put(source, {"accepted": outcome.accepted, "row": None})
-    built += _baselines(cache, submissions, out)
+    baselines: dict[str, str] = {}
+    built += _baselines(cache, submissions, out, baselines)
     reported = json.loads(REPORTED.read_text())
     board = read_hub_board(built, hub_endpoint) if hub else None
     write_index(out, built, reported, rejected, board)
     _remove_stale_pages(out, built)
     cache.prune()
     return {"rows": len(built), "submissions": sum(r["kind"] == "submission" for r in built), "rejected": rejected,
-            "output_dir": str(out), "hub": board, **counts}
+            "output_dir": str(out), "hub": board, "baselines": baselines, **counts}
 
 
-def _baselines(cache: Cache, submissions: Path, out: Path) -> list[dict]:
-    """The reference rows, from the cache when it has them, else computed here (a bug keeps its traceback)."""
-    entries = {name: cache.get(f"baseline:{name}") for name in BASELINES}
+def _baselines(cache: Cache, submissions: Path, out: Path, where: dict[str, str]) -> list[dict]:
+    """The reference rows, from the folder's cache when it has them, else from this machine's store of them
+    (``baseline_store``: checked by the folder's cache like its own entries), else computed here (a bug keeps its
+    traceback) and stored. ``where`` says which, per baseline."""
+    entries = {}
+    for name in BASELINES:
+        entry = cache.get(f"baseline:{name}")
+        where[name] = "cache"
+        if not (entry and entry["row"]) and baseline_store.restore(cache, f"baseline:{name}"):
+            entry = cache.get(f"baseline:{name}")
+            where[name] = "store"
+        entries[name] = entry
     fresh = {} if all(e and e["row"] for e in entries.values()) else {r["name"]: r for r in baseline_rows()}
     rows = []
     for name in BASELINES:
@@ -152,7 +163,9 @@ def _baselines(cache: Cache, submissions: Path, out: Path) -> list[dict]:
             rows.append({**entries[name]["accepted"], **entries[name]["row"]})
         else:
             r = _render(fresh[name], submissions, out)
+            where[name] = "computed"
             cache.put(f"baseline:{name}", *cached_form(r, out))
+            baseline_store.save(cache, f"baseline:{name}")
             rows.append(r)
     return rows
 
