@@ -91,16 +91,39 @@ def vlm_run(tiny_vlm, small_release, tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def submitted(vlm_run, sweep_dir, tmp_path_factory) -> dict:
-    """``write_submission(RUN, probes=DIR)``; the run covers one task, so its records are completed with every
-    other zero_shot id (validate needs all 4,500) while its metadata and probe sections stay as written."""
-    from helpers import submission_doc
-
+def run_submission(vlm_run, sweep_dir, tmp_path_factory) -> dict:
+    """``write_submission(RUN, probes=DIR)`` as written: the run's own records (one task) and its probe sections."""
     from leaderboard.submissions.submission import write_submission
 
     path = write_submission(vlm_run, tmp_path_factory.mktemp("sub") / "s.json.gz", allow_partial=True,
                             probes=sweep_dir, model_info={})
-    doc = json.loads(gzip.decompress(path.read_bytes()))
+    return json.loads(gzip.decompress(path.read_bytes()))
+
+
+@pytest.fixture(scope="session")
+def submitted(run_submission) -> dict:
+    """``run_submission`` completed: the run covers one task, so its records are replaced by every zero_shot id
+    (validate needs all 4,500) while its metadata and probe sections stay as written."""
+    from helpers import submission_doc
+
     full = submission_doc()
-    full["metadata"], full["probes"] = doc["metadata"], doc["probes"]
+    full["metadata"], full["probes"] = run_submission["metadata"], run_submission["probes"]
     return full
+
+
+@pytest.fixture(scope="session")
+def probed_doc(run_submission) -> dict:
+    """The tiny VLM's submission as the board ranks it (on the release): at N=20, C=3 its run's own answers where the
+    run has them and an empty answer for the rest, every other task answered right, its probe sections as written.
+    At N=20, C=3 its end-to-end cell accuracy is the run's when the run's answers score 0 there (a random-weight
+    model's do; the test of issue 31.5 checks it)."""
+    from helpers import submission_doc
+
+    ran = {r["id"]: r["output"] for r in run_submission["records"]}
+    doc = submission_doc()
+    for r in doc["records"]:
+        if r["id"].startswith("zs-n20-c3-"):
+            r["output"] = ran.get(r["id"], "")
+    doc["metadata"]["model"]["id"] = run_submission["metadata"]["model"]["id"]
+    doc["probes"] = run_submission["probes"]
+    return doc
