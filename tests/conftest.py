@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import atexit
+import gzip
+import json
 import os
 import shutil
 import tempfile
@@ -54,3 +56,82 @@ def random_run(small_release, tmp_path_factory) -> Path:
 
     res = run_eval(EvalSpec(model="g2m-random", data=str(small_release), output=str(tmp_path_factory.mktemp("runs"))))
     return Path(res["output_dir"])
+
+
+# --- issue 31: a tiny VLM, its sweep, its end-to-end run and their submission, built once for every test file ----
+
+@pytest.fixture(scope="session")
+def tiny_vlm(tmp_path_factory) -> Path:
+    from probing.tiny import make_tiny_qwen3_vl
+
+    return make_tiny_qwen3_vl(tmp_path_factory.mktemp("vlm") / "tiny-vlm", depth=3, layers=3, max_side=256)
+
+
+@pytest.fixture(scope="session")
+def sweep_dir(tiny_vlm, tmp_path_factory) -> Path:
+    """The tiny VLM swept on probe_n20_c3 at 24/6/30 rows (every tower block, the projector, every LLM layer)."""
+    from dataset_builder.build import BuildParams, build
+    from probing.core.probe import TrainConfig
+    from probing.sweep.run import SweepSpec, run_sweep
+
+    tmp = tmp_path_factory.mktemp("sweep")
+    build(tmp / "g2m", "probe_n20_c3", BuildParams(scale=0.003), workers=1, progress=False)
+    run_sweep(SweepSpec(encoder=str(tiny_vlm), config="probe_n20_c3", data=str(tmp / "g2m"), out=str(tmp / "probes"),
+                        batch_size=4, chunk_rows=8, train=TrainConfig(steps=6, eval_every=3, patience=2)), progress=False)
+    return tmp / "probes"
+
+
+@pytest.fixture(scope="session")
+def vlm_run(tiny_vlm, small_release, tmp_path_factory) -> Path:
+    """The same tiny VLM's end-to-end answers at N=20, C=3, served on the loopback interface (a real server)."""
+    import vlm_server
+
+    from harness_tasks.evaluate import EvalSpec, run_eval
+
+    httpd = vlm_server.serve(vlm_server.TransformersVLM(tiny_vlm, str(tiny_vlm)))
+    try:
+        res = run_eval(EvalSpec(base_url=f"http://127.0.0.1:{httpd.server_address[1]}/v1", tasks=("g2m_n20_c3",),
+                                data=str(small_release), output=str(tmp_path_factory.mktemp("run")),
+                                gen_kwargs="max_gen_toks=8", progress=False))
+    finally:
+        httpd.shutdown()
+    return Path(res["output_dir"])
+
+
+@pytest.fixture(scope="session")
+def run_submission(vlm_run, sweep_dir, tmp_path_factory) -> dict:
+    """``write_submission(RUN, probes=DIR)`` as written: the run's own records (one task) and its probe sections."""
+    from leaderboard.submissions.submission import write_submission
+
+    path = write_submission(vlm_run, tmp_path_factory.mktemp("sub") / "s.json.gz", allow_partial=True,
+                            probes=sweep_dir, model_info={})
+    return json.loads(gzip.decompress(path.read_bytes()))
+
+
+@pytest.fixture(scope="session")
+def submitted(run_submission) -> dict:
+    """``run_submission`` completed: the run covers one task, so its records are replaced by every zero_shot id
+    (validate needs all 4,500) while its metadata and probe sections stay as written."""
+    from helpers import submission_doc
+
+    full = submission_doc()
+    full["metadata"], full["probes"] = run_submission["metadata"], run_submission["probes"]
+    return full
+
+
+@pytest.fixture(scope="session")
+def probed_doc(run_submission) -> dict:
+    """The tiny VLM's submission as the board ranks it (on the release): at N=20, C=3 its run's own answers where the
+    run has them and an empty answer for the rest, every other task answered right, its probe sections as written.
+    At N=20, C=3 its end-to-end cell accuracy is the run's when the run's answers score 0 there (a random-weight
+    model's do; the test of issue 31.5 checks it)."""
+    from helpers import submission_doc
+
+    ran = {r["id"]: r["output"] for r in run_submission["records"]}
+    doc = submission_doc()
+    for r in doc["records"]:
+        if r["id"].startswith("zs-n20-c3-"):
+            r["output"] = ran.get(r["id"], "")
+    doc["metadata"]["model"]["id"] = run_submission["metadata"]["model"]["id"]
+    doc["probes"] = run_submission["probes"]
+    return doc

@@ -25,6 +25,9 @@ FILE_NAME = "\"><img src=x onerror=alert(3)>{{7*7}}"
 ANSWERS = ("<script>alert(4)</script>", "</textarea><marquee onmouseover=alert(5)>x</marquee>", "{{7*7}} {% raw %}",
            "\"'><img src=x onerror=alert(6)>")
 LINKS = ("javascript:alert(7)", "\"><script>alert(8)</script>")
+#: A probe read-out's point name (at most 40 characters) and the name the model was probed as (issue 31).
+POINT = "<img src=x onerror=alert(9)>{{7*7}}"
+PROBED_AS = "</h3><script>alert(10)</script>"
 #: The site's index holds two scripts of its own: the board's data and the code the page was written with.
 INDEX_SCRIPTS = 2
 
@@ -78,12 +81,29 @@ def _check(path: Path, must_show: tuple[str, ...], scripts: int = 0) -> None:
         assert s in text, f"{path.name} does not show {s!r} as text"
 
 
+def _probe_section(model: str) -> dict:
+    """A sweep section of 30 rows of probe_n20_c3 whose one read-out, under a hostile point name, gets one cell of each
+    grid wrong: real cells, re-scored by validate like any other."""
+    from leaderboard.submissions import probe_section
+
+    truth = probe_section._truth("probe_n20_c3", 30)
+    pred = truth.copy()
+    pred[:, 0, 0] = (pred[:, 0, 0] + 1) % 3
+    return {"kind": "sweep", "model": {"name": model, "probed_as": PROBED_AS}, "config": "probe_n20_c3",
+            "grid_size": 20, "num_colors": 3, "data": {"build_params": {"scale": 0.003}},
+            "rows": {"split": "test", "first": 0, "count": 30}, "encoding": probe_section.ENCODING,
+            "readouts": [{"point": POINT, "role": "projector", "cells": probe_section.encode(pred, truth, 3)}],
+            "points": [{"point": POINT, "stage": "projector", "layer": None, "cell_accuracy": 0.5,
+                        "cell_accuracy_ci": None, "exact_match": 0.0}]}
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
     subs = tmp_path_factory.mktemp("subs")
     answers = iter(ANSWERS * 10_000)
     doc = submission_doc(output=lambda t: next(answers) + "\n" + format_answer(truth_matrix(t)))
     doc["metadata"]["model"].update(id=MODEL, revision=FILE_NAME, url="https://example.org/m?a=1&b=2")
+    doc["probes"] = [_probe_section(MODEL)]
     write_file(subs, doc, "hostile.json")
     for k, link in enumerate(LINKS):  # refused by validation: listed as rejected, never linked
         bad = submission_doc()
@@ -99,10 +119,11 @@ def site(tmp_path_factory) -> Path:
 def test_every_site_page_shows_hostile_text_as_text(site):
     pages = [site / "index.html", *sorted((site / "models").glob("*.html"))]
     assert len(pages) == 4  # the index, the hostile submission's page and the two baselines'
-    _check(site / "index.html", (MODEL, FILE_NAME + ".json"), INDEX_SCRIPTS)
+    _check(site / "index.html", (MODEL, FILE_NAME + ".json", POINT), INDEX_SCRIPTS)  # the gap board names the point
     hostile = [p for p in pages[1:] if MODEL in "".join(_parse(p).text)]
     assert len(hostile) == 1
-    _check(hostile[0], (MODEL, FILE_NAME))  # the revision is shown in the metadata table
+    _check(hostile[0], (MODEL, FILE_NAME, POINT, PROBED_AS))  # the revision is shown in the metadata table
+    assert (site / "models" / hostile[0].stem / "sweep_0.png").stat().st_size > 0
     for p in pages[1:]:
         _check(p, ())
     scripts = _parse(site / "index.html").scripts

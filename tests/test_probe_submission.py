@@ -1,74 +1,23 @@
 """Issue 31: probe and sweep results in a submission, re-scored by ``validate`` from the seeds' truth.
 
-A real tiny Qwen3-VL answers the end-to-end tasks behind a real loopback server, the same model is swept with
+A real tiny Qwen3-VL (conftest's session fixtures, shared with the site's tests) answers the end-to-end tasks behind a real loopback server, the same model is swept with
 ``g2m probe sweep``, and ``g2m submit RUN --probes DIR`` adds the sweep's predictions; ``validate`` re-scores them and
 ignores every number written in the file. Hostile probe sections are rejected in one line."""
 
 from __future__ import annotations
 
 import copy
-import gzip
 import json
 from pathlib import Path
 
 import pytest
-from helpers import submission_doc, write_file
+from helpers import write_file
 
 from g2m_base.bounded_json import Rejected
 from leaderboard.submissions import probe_section
 from leaderboard.submissions.submission import validate, write_submission
 
 pytestmark = pytest.mark.slow  # builds a model, runs it behind a server, sweeps it
-
-
-@pytest.fixture(scope="module")
-def tiny_vlm(tmp_path_factory) -> Path:
-    from probing.tiny import make_tiny_qwen3_vl
-
-    return make_tiny_qwen3_vl(tmp_path_factory.mktemp("vlm") / "tiny-vlm", depth=3, layers=3, max_side=256)
-
-
-@pytest.fixture(scope="module")
-def sweep_dir(tiny_vlm, tmp_path_factory) -> Path:
-    """The tiny VLM swept on probe_n20_c3 at 24/6/30 rows (every tower block, the projector, every LLM layer)."""
-    from dataset_builder.build import BuildParams, build
-    from probing.core.probe import TrainConfig
-    from probing.sweep.run import SweepSpec, run_sweep
-
-    tmp = tmp_path_factory.mktemp("sweep")
-    build(tmp / "g2m", "probe_n20_c3", BuildParams(scale=0.003), workers=1, progress=False)
-    run_sweep(SweepSpec(encoder=str(tiny_vlm), config="probe_n20_c3", data=str(tmp / "g2m"), out=str(tmp / "probes"),
-                        batch_size=4, chunk_rows=8, train=TrainConfig(steps=6, eval_every=3, patience=2)), progress=False)
-    return tmp / "probes"
-
-
-@pytest.fixture(scope="module")
-def vlm_run(tiny_vlm, small_release, tmp_path_factory) -> Path:
-    """The same tiny VLM's end-to-end answers at N=20, C=3, served on the loopback interface (a real server)."""
-    import vlm_server
-
-    from harness_tasks.evaluate import EvalSpec, run_eval
-
-    httpd = vlm_server.serve(vlm_server.TransformersVLM(tiny_vlm, str(tiny_vlm)))
-    try:
-        res = run_eval(EvalSpec(base_url=f"http://127.0.0.1:{httpd.server_address[1]}/v1", tasks=("g2m_n20_c3",),
-                                data=str(small_release), output=str(tmp_path_factory.mktemp("run")),
-                                gen_kwargs="max_gen_toks=8", progress=False))
-    finally:
-        httpd.shutdown()
-    return Path(res["output_dir"])
-
-
-@pytest.fixture(scope="module")
-def submitted(vlm_run, sweep_dir, tmp_path_factory) -> dict:
-    """``write_submission(RUN, probes=DIR)``; the run covers one task, so its records are completed with every
-    other zero_shot id (validate needs all 4,500) while its metadata and probe sections stay as written."""
-    path = write_submission(vlm_run, tmp_path_factory.mktemp("sub") / "s.json.gz", allow_partial=True,
-                            probes=sweep_dir, model_info={})
-    doc = json.loads(gzip.decompress(path.read_bytes()))
-    full = submission_doc()
-    full["metadata"], full["probes"] = doc["metadata"], doc["probes"]
-    return full
 
 
 def _sweep(sweep_dir: Path) -> dict:

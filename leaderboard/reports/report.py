@@ -31,6 +31,7 @@ from leaderboard.rescoring import patch_crossing
 from leaderboard.rescoring.rescore import by_task, color_bias, confusion_by_palette, heatmaps, score_output, summarise
 from leaderboard.runs import identity
 from leaderboard.runs.load import load_run
+from leaderboard.submissions.probe_section import rescored_sweep
 
 
 @dataclass(frozen=True)
@@ -127,6 +128,7 @@ def sweep_sections(sweeps: list[dict], tasks: dict, out: Path, model: str,
     rows, figs = [], {}
     for i, sw in enumerate(sweeps):
         e2e = tasks.get((sw["grid_size"], sw["num_colors"]))
+        sw = {**sw, "points": _rescored_points(sw)}
         other = (others or {}).get(sw["file"])
         ref = {"cell_accuracy": e2e["cell_accuracy"], "source": model} if e2e else None
         figs[f"sweep_{i}"] = plot_sweep(sw["points"], out / f"sweep_{i}.png", f"{plot(Path(sw['model']).name, 60)} on "
@@ -136,6 +138,20 @@ def sweep_sections(sweeps: list[dict], tasks: dict, out: Path, model: str,
                      "points": [{**q, "gap": q["cell_accuracy"] - e2e["cell_accuracy"] if e2e else None}
                                 for q in sw["points"]]})
     return rows, figs
+
+
+def _rescored_points(sw: dict) -> list[dict]:
+    """The sweep's points, its headline read-outs re-scored from their saved test predictions against the seeds' truth
+    exactly as the leaderboard re-scores them (``probe_section.rescored_sweep``; marked ``rescored``), so the report
+    and the board give the same gap (issue 31.5). A sweep made before predictions were saved keeps its own numbers."""
+    try:
+        record = read_json(Path(sw["file"]), MAX_SWEEP_BYTES, "probe sweep")
+        rescored = {q["point"]: q for q in rescored_sweep(sw["file"], record)["readouts"]}
+    except (Rejected, OSError, KeyError, TypeError, ValueError):
+        rescored = {}
+    keys = ("cell_accuracy", "cell_accuracy_ci", "exact_match")
+    return [{**q, **{k: rescored[q["point"]][k] for k in keys}, "rescored": True} if q["point"] in rescored
+            else {**q, "rescored": False} for q in sw["points"]]
 
 
 def end_to_end(run_dir: str | Path, grid_size: int, num_colors: int, probed: dict | None = None,

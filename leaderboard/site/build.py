@@ -19,6 +19,7 @@ from typing import NamedTuple
 from g2m_base.errors import UsageError
 from g2m_base.files import ensure_dir, folder_lock
 from g2m_base.untrusted import term
+from leaderboard.rescoring import gap
 from leaderboard.site import baseline_store
 from leaderboard.site.cache import CACHE_DIR, Cache, file_digest
 from leaderboard.site.hub_board import read_hub_board
@@ -121,8 +122,8 @@ def _build_site(submissions: Path, out: Path, progress: bool, hub: bool, hub_end
                 continue
             v = outcome.validation
             try:
-                r = _render({**outcome.accepted, "file": f.name, "scored": v.scored, "by_protocol": v.by_protocol},
-                            submissions, out)
+                r = _render({**outcome.accepted, "file": f.name, "scored": v.scored, "by_protocol": v.by_protocol,
+                             "probes": v.probes}, submissions, out)
             except Exception as e:  # noqa: BLE001 - one broken submission must not stop the site
                 _complain(f.name, "broke its page")
                 rejected.append({"file": f.name, "reason": f"could not be rendered ({type(e).__name__}: {e})"})
@@ -184,6 +185,7 @@ def _render(r: dict, submissions: Path, out: Path) -> dict:
     """Summaries, the raw-output copy and the model page of one row; its per-output scores are then dropped."""
     r["slug"] = slug(r["name"], (r.get("sha256") or "")[:10])
     r["views"] = {view: summaries(r, view) for view in VIEWS}
+    r["gap"] = gap.summary(r.pop("probes", None) or [], r["scored"])  # re-scored numbers only (issue 31.3)
     if r["kind"] == "submission":
         r["raw"] = f"raw/{r['slug']}{'.json.gz' if r['file'].endswith('.gz') else '.json'}"
         shutil.copyfile(submissions / r["file"], out / r["raw"])

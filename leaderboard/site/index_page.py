@@ -20,6 +20,8 @@ from g2m_base.files import atomic_write_text
 from g2m_base.untrusted import md as md_text
 from leaderboard.pages.html import fmt, md_table, render
 from leaderboard.site import front_figure
+from leaderboard.site.gap_board import CSV_HEADERS as GAP_CSV
+from leaderboard.site.gap_board import GAP_BOARD, GAP_HEADERS, GAP_VIEW, csv_cells, gap_order, gap_row
 from leaderboard.submissions.submission import RELEASE
 
 VIEWS = ("all", "c3", "c5", "c10")
@@ -139,16 +141,20 @@ def write_index(out: Path, rows: list[dict], reported: dict, rejected: list[dict
     ranked = [r for r in rows if r.get("data", RELEASE) == RELEASE]
     local = [r for r in rows if r.get("data", RELEASE) != RELEASE]
     data = [_row(r, VIEWS) for r in ranked] + [_row(r, ("all",)) for r in local]
+    for d, r in zip(data, ranked, strict=False):  # the gap board: ranked rows only, as the palette boards
+        d["views"][GAP_VIEW] = gap_row(r)
     boards = {("board" if v == "all" else f"board-{v}"): {"view": v, "order": _ranked(ranked, v)} for v in VIEWS}
+    boards[GAP_BOARD] = {"view": GAP_VIEW, "order": gap_order(ranked)}
     if local:
         boards["local"] = {"view": "all", "order": [len(ranked) + i for i in _ranked(local, "all")]}
     views = [{"view": b["view"], "board": _board(data, b["order"], b["view"], t),
               "figure": front_figure.figure(ranked, b["view"], f"figure-{b['view']}") if ranked else None}
-             for t, b in boards.items() if t != "local"]
+             for t, b in boards.items() if t not in ("local", GAP_BOARD)]
     html = render(TEMPLATES, "index.html.j2", title="Grid2Matrix leaderboard", views=views, view_names=VIEW_NAMES,
                   rank_metric=RANK_METRIC, exact_note=exact_note(ranked), page_rows=PAGE_ROWS, info=INFO, scores=[(h, best) for h, _, best in SCORES],
                   sizes=ZERO_SHOT_SIZES, submissions_url=SUBMISSIONS_URL, submissions_repo=SUBMISSIONS_REPO_ID,
                   local=_board(data, boards["local"]["order"], "all", "local") if local else None, reported=reported,
+                  gap=_board(data, boards[GAP_BOARD]["order"], GAP_VIEW, GAP_BOARD), gap_headers=GAP_HEADERS,
                   reported_headers=REPORTED_HEADERS, reported_rows=_reported_rows(reported),
                   rejected=[[r["file"], r["reason"]] for r in rejected], hub=hub, hub_headers=HUB_HEADERS,
                   hub_rows=list(zip(hub.rows, _hub_rows(hub), strict=True)) if hub else [],
@@ -164,13 +170,13 @@ def _csv_cell(value: str) -> str:
 
 def _write_tables(out: Path, ranked: list[dict], local: list[dict], reported: dict, hub=None) -> None:
     ns = list(ZERO_SHOT_SIZES)
-    headers = ["model", "kind", "data", "backend", *INFO, *(h for h, _, _ in SCORES), *[f"N={n}" for n in ns]]
+    headers = ["model", "kind", "data", "backend", *INFO, *(h for h, _, _ in SCORES), *[f"N={n}" for n in ns], *GAP_CSV]
     lines = []
     for r in sorted(ranked, key=lambda r: -r["views"]["all"]["overall"]["cell_accuracy"]) + local:
         numbers = r["views"]["all"]
         vals = [_value(numbers, w) for _, w, _ in SCORES] + [numbers["by_n"][n]["cell_accuracy"] for n in ns]
         lines.append([r["name"], r["kind"], r.get("data", RELEASE), (r["meta"].get("model") or {}).get("backend") or "",
-                      *_info(r), *("" if v is None else f"{v:.6f}" for v in vals)])
+                      *_info(r), *("" if v is None else f"{v:.6f}" for v in vals), *csv_cells(r)])
     buf = io.StringIO()
     csv.writer(buf).writerows([headers, *[[_csv_cell(str(c)) for c in line] for line in lines]])
     atomic_write_text(out / "leaderboard.csv", buf.getvalue())

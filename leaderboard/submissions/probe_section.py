@@ -166,6 +166,17 @@ def collect(folder: str | Path, run) -> list[dict]:
     return sections
 
 
+def rescored_sweep(path: str | Path, record: dict) -> dict:
+    """One sweep on disk (``path``, its ``sweep.json``, read as ``record``) re-scored exactly as ``validate`` re-scores
+    it once ``g2m submit --probes`` has added it: ``g2m report`` shows these numbers, so that a report and the board
+    give the same gap (issue 31.5). ``Rejected`` when its predictions are not there (a sweep made before they were
+    saved) or do not fit."""
+    name = str(record["model"]["name"])
+    points = record["points"]
+    readouts = [(p, role, Path(path).parent / "points" / p / "test_predictions.npy") for p, role in _headline(points)]
+    return rescore([_section("sweep", record, record["model"], name, readouts, points)], name)[0]
+
+
 def _number(v: object, where: str) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
         raise Rejected(f"{where} must be a number from 0 to 1")
