@@ -3,6 +3,7 @@ sweep's cell accuracy by depth (tower -> projector -> LLM), which the report dra
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -141,6 +142,7 @@ def draw_sweep(points: list[dict], title: str, chance: float, reference: dict | 
     ax.set_yticks(np.linspace(0, 1, 6))
     ax.set_xlabel("depth: vision block -> projector (P) -> LLM decoder layer")
     ax.set_ylabel("test cell accuracy / exact match")
-    ax.set_title(plot(title, 140), fontsize=9, pad=26)
+    width = int(fig.get_figwidth() * 16)  # characters of 9-point text across the figure: a long title wraps, never cut
+    ax.set_title("\n".join(textwrap.wrap(plot(title, 140), width)), fontsize=9, pad=26)
     fig.legend(loc="outside lower center", ncol=2, fontsize=7, frameon=False)  # 3 columns run past a 6-inch figure
     return fig
