@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -62,3 +63,20 @@ def examples(n: int) -> int:
     """Hypothesis examples for a property: ``n`` in the full suite, a tenth (at least 25) in the fast lane
     (``pytest -m "not slow"``, which conftest marks with G2M_FAST_LANE), so the fast lane stays fast on 2 cores."""
     return max(25, n // 10) if os.environ.get("G2M_FAST_LANE") else n
+
+
+def linear_time_failure(run, make, small: int = 16_384, factor: int = 4) -> str | None:
+    """Why ``run(make(n))`` does not look linear in ``n`` (None when it does): four times the input may cost about
+    four times the time; a pattern that backtracks costs sixteen. Each size is timed 7 times, alternately, by CPU time
+    (wall time also counts other processes' turns on a shared machine), and the best of each is compared with room
+    for noise: under 10x plus 5 ms."""
+    texts = (make(small), make(small * factor))
+    best = [float("inf"), float("inf")]
+    for _ in range(7):
+        for i, text in enumerate(texts):
+            start = time.thread_time()
+            run(text)
+            best[i] = min(best[i], time.thread_time() - start)
+    if best[1] < 10 * best[0] + 0.005:
+        return None
+    return f"{small // 1024}k took {best[0] * 1e3:.2f} ms, {small * factor // 1024}k {best[1] * 1e3:.2f} ms"
