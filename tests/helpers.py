@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
+import io
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -37,6 +40,26 @@ def g2m(*args: str, check: bool = False, timeout: float = 600, **kw) -> subproce
     kw.setdefault("stdin", subprocess.DEVNULL)  # never a terminal: nothing prompts
     return subprocess.run([sys.executable, "-m", "g2m_cli", *args], capture_output=True, text=True,
                           check=check, timeout=timeout, env=env, cwd=kw.pop("cwd", REPO), **kw)
+
+
+def g2m_here(*args: str) -> subprocess.CompletedProcess:
+    """``g2m``'s own ``main`` in this process, for commands that load nothing heavy (dry runs, argument errors): the
+    same parser, messages and exit codes as the command, without a second of interpreter start-up per case. The
+    signal handlers ``main`` installs are put back."""
+    from g2m_cli.main import main
+
+    saved = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as e:  # argparse's own errors
+                code = e.code if isinstance(e.code, int) else int(e.code is not None)
+    finally:
+        for s, handler in saved.items():
+            signal.signal(s, handler)
+    return subprocess.CompletedProcess(["g2m", *args], code, out.getvalue(), err.getvalue())
 
 
 def submission_doc(output=None, **changes) -> dict:

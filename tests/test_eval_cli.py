@@ -7,7 +7,7 @@ import re
 import time
 
 import pytest
-from helpers import g2m
+from helpers import g2m, g2m_here
 
 from harness_tasks.answers.budget import max_gen_toks
 from harness_tasks.serving.chat import MalformedResponse, read_answer, request_timeout, retry_after
@@ -28,8 +28,10 @@ def test_the_dry_run_prints_requests_budgets_and_context_without_loading_anythin
 
 
 def test_the_dry_run_counts_limits_tags_and_a_reasoning_budget():
-    out = g2m("eval", "--dry-run", "--tasks", "g2m_paper_lite,g2m_n03_c3", "--limit", "7", "--reasoning-budget",
-              "1000", check=True).stdout
+    res = g2m_here("eval", "--dry-run", "--tasks", "g2m_paper_lite,g2m_n03_c3", "--limit", "7", "--reasoning-budget",
+                   "1000")
+    out = res.stdout
+    assert res.returncode == 0, res.stderr
     assert re.search(r"tasks\s+28\b", out) and re.search(r"requests\s+196\b", out)  # 27 paper tasks + 1, 7 rows each
     assert re.search(r"context length needed\s+5,120\b", out)  # 1,000 + the paper's 12x12 budget (866) + image and prompt (2,560)
 
@@ -40,7 +42,7 @@ def test_the_dry_run_counts_limits_tags_and_a_reasoning_budget():
     (["--limit", "0"], "--limit must be an integer of at least 1"),
 ])
 def test_bad_dry_run_arguments_are_one_line_errors(args, message):
-    res = g2m("eval", "--dry-run", *args)
+    res = g2m_here("eval", "--dry-run", *args)
     assert res.returncode == 2 and message in res.stderr and "Traceback" not in res.stderr
 
 
@@ -51,7 +53,7 @@ def test_bad_dry_run_arguments_are_one_line_errors(args, message):
     (["--model", "g2m-oracle", "--concurrency", "0", "--data", "."], "--concurrency must be an integer of at least 1"),
 ])
 def test_bad_serving_arguments_are_one_line_errors(args, message):
-    res = g2m("eval", *args, "--output", "/tmp/g2m-never-written")
+    res = g2m_here("eval", *args, "--output", "/tmp/g2m-never-written")
     assert res.returncode == 2 and message in res.stderr and "Traceback" not in res.stderr
 
 
