@@ -1,5 +1,5 @@
-"""The Digital Agnosia gap of one model: what a linear probe on its frozen internals recovers about the grid, minus
-what its answers get right, at the same N and C. Positive: the information is there, but lost on the way out.
+"""The Digital Agnosia gap of one model: what a small probe trained on its frozen internals recovers about the grid,
+minus what its answers get right, at the same N and C. Positive: the information is there, but lost on the way out.
 
 Both halves are re-scored numbers: the probe half is a read-out re-scored against the seeds' truth
 (``submissions.probe_section.rescore``), the end-to-end half the cell accuracy of the same model's outputs re-scored
