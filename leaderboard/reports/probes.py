@@ -76,7 +76,7 @@ def load_sweeps(folder: str | Path) -> list[dict]:
                 raise ValueError("a point out of range")
             sweeps.append({"file": str(p), "model": str(r["model"]["name"]), "model_record": dict(r["model"]),
                            "config": str(r["config"]),
-                           "grid_size": n, "num_colors": c, "points": points})
+                           "grid_size": n, "num_colors": c, "points": _rescored_points(points, p, r)})
         except (KeyError, TypeError, ValueError) as e:
             raise UsageError(f"{p}: a malformed probe sweep ({type(e).__name__}: {e})") from None
     return sweeps
@@ -91,7 +91,6 @@ def sweep_sections(sweeps: list[dict], tasks: dict, out: Path, model: str,
     rows, figs = [], {}
     for i, sw in enumerate(sweeps):
         e2e = tasks.get((sw["grid_size"], sw["num_colors"]))
-        sw = {**sw, "points": _rescored_points(sw)}
         other = (others or {}).get(sw["file"])
         ref = {"cell_accuracy": e2e["cell_accuracy"], "source": model} if e2e else None
         figs[f"sweep_{i}"] = plot_sweep(sw["points"], out / f"sweep_{i}.png", f"{plot(Path(sw['model']).name, 60)} on "
@@ -103,15 +102,15 @@ def sweep_sections(sweeps: list[dict], tasks: dict, out: Path, model: str,
     return rows, figs
 
 
-def _rescored_points(sw: dict) -> list[dict]:
-    """The sweep's points, its headline read-outs re-scored from their saved test predictions against the seeds' truth
-    exactly as the leaderboard re-scores them (``probe_section.rescored_sweep``; marked ``rescored``), so the report
-    and the board give the same gap (issue 31.5). A sweep made before predictions were saved keeps its own numbers."""
+def _rescored_points(points: list[dict], path: Path, record: dict) -> list[dict]:
+    """The sweep's points (read from ``path`` as ``record``), its headline read-outs re-scored from their saved test
+    predictions against the seeds' truth exactly as the leaderboard re-scores them (``probe_section.rescored_sweep``;
+    marked ``rescored``), so the report and the board give the same gap (issue 31.5). A sweep made before predictions
+    were saved keeps its own numbers."""
     try:
-        record = read_json(Path(sw["file"]), MAX_SWEEP_BYTES, "probe sweep")
-        rescored = {q["point"]: q for q in rescored_sweep(sw["file"], record)["readouts"]}
+        rescored = {q["point"]: q for q in rescored_sweep(path, record)["readouts"]}
     except (Rejected, OSError, KeyError, TypeError, ValueError):
         rescored = {}
     keys = ("cell_accuracy", "cell_accuracy_ci", "exact_match")
     return [{**q, **{k: rescored[q["point"]][k] for k in keys}, "rescored": True} if q["point"] in rescored
-            else {**q, "rescored": False} for q in sw["points"]]
+            else {**q, "rescored": False} for q in points]
