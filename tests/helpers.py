@@ -103,3 +103,33 @@ def linear_time_failure(run, make, small: int = 16_384, factor: int = 4) -> str 
     if best[1] < 10 * best[0] + 0.005:
         return None
     return f"{small // 1024}k took {best[0] * 1e3:.2f} ms, {small * factor // 1024}k {best[1] * 1e3:.2f} ms"
+
+
+#: How long a test waits for something it can see (a marker file, a line on a pipe, a process's end) before it
+#: fails. Generous on purpose: a loaded 2-vCPU machine can take minutes to start a child that imports torch and
+#: datasets, and the wait ends as soon as the event happens, so an idle machine pays nothing for it.
+WAIT = 600.0
+
+
+def wait_for(happened, what: str, timeout: float = WAIT, proc: subprocess.Popen | None = None,
+             poll: float = 0.05) -> None:
+    """Return once ``happened()`` is true; fail naming ``what`` was waited for when ``timeout`` passes first, or
+    at once when ``proc`` (the child that should make it happen) has ended without it."""
+    deadline = time.monotonic() + timeout
+    while not happened():
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"the child ended (exit {proc.returncode}) before {what}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited {timeout:.0f} s for {what}")
+        time.sleep(poll)
+
+
+def ended(proc: subprocess.Popen, what: str, timeout: float = WAIT) -> tuple[str, str]:
+    """``proc.communicate()`` with a deadline that names what should have ended; the child is killed if it passes."""
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise AssertionError(f"waited {timeout:.0f} s for {what} to end") from None
+    return out or "", err or ""

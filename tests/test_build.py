@@ -7,13 +7,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import datasets
 import numpy as np
 import pytest
 from conftest import SMALL_CONFIGS, SMALL_SCALE  # noqa: I001
-from helpers import REPO, tree_digest
+from helpers import REPO, WAIT, ended, tree_digest, wait_for
 
 from dataset_builder.build import BuildParams, build
 from dataset_builder.configs import get_config
@@ -76,26 +75,26 @@ def _visible_parquet(root):
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT])
 def test_an_interrupted_build_resumes_to_the_same_bytes(tmp_path, small_release, how):
     out, marker = tmp_path / "crash", tmp_path / "two-shards-written"
-    # the build waits after its second shard, so the signal always finds it unfinished, however fast the machine
+    # the build waits after its second shard until the signal comes, so the signal always finds it unfinished,
+    # however fast or loaded the machine; the test waits for the marker, not for a number of seconds
     driver = ("import sys, time\nfrom pathlib import Path\nimport dataset_builder.build as b\nreal = b.write_shard\n"
               "calls = [0]\ndef write_shard(task, out):\n    result = real(task, out)\n    calls[0] += 1\n"
-              f"    if calls[0] == 2:\n        Path({str(marker)!r}).touch()\n        time.sleep(120)\n    return result\n"
-              "b.write_shard = write_shard\nfrom g2m_cli.main import main\n"
+              f"    if calls[0] == 2:\n        Path({str(marker)!r}).touch()\n        time.sleep(3600)\n"
+              "    return result\nb.write_shard = write_shard\nfrom g2m_cli.main import main\n"
               f"sys.exit(main({_cli_build(out, '--workers', '1')[3:]!r}))")
     proc = subprocess.Popen([sys.executable, "-c", driver], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True, env={**os.environ, "PYTHONPATH": str(REPO)})
-    deadline = time.time() + 120
-    while not marker.exists() and time.time() < deadline and proc.poll() is None:
-        time.sleep(0.02)
-    assert marker.exists(), "the build never wrote its second shard"
-    os.killpg(proc.pid, how)
-    _, err = proc.communicate(timeout=60)
+    try:
+        wait_for(marker.exists, "the build's second shard (its marker file)", proc=proc)
+    finally:
+        os.killpg(proc.pid, how if marker.exists() else signal.SIGKILL)
+    _, err = ended(proc, "the interrupted build")
     if how == signal.SIGINT:
         assert proc.returncode == 130 and "interrupted" in err, (proc.returncode, err[-2000:])
     assert not (out / "manifest.json").exists(), "the build finished before it could be interrupted"
     for p in _visible_parquet(out):  # whatever is visible is complete and readable
         assert datasets.Dataset.from_parquet(str(p)).num_rows > 0
-    resumed = subprocess.run(_cli_build(out, "--workers", "2"), cwd=REPO, capture_output=True, text=True, timeout=300)
+    resumed = subprocess.run(_cli_build(out, "--workers", "2"), cwd=REPO, capture_output=True, text=True, timeout=WAIT)
     assert resumed.returncode == 0, resumed.stderr
     assert tree_digest(out) == tree_digest(small_release)
     assert not [p for p in out.rglob("*") if ".g2m-tmp-" in p.name]

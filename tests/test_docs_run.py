@@ -8,7 +8,10 @@ A fenced shell block is marked by an HTML comment on the line before it (invisib
 - ``<!-- docs-test: output -->`` on the (text) block right after a run block: the output that block prints. Its
   non-blank lines must appear in the real output (stdout and stderr together), in that order, blanks collapsed;
   ``[...]`` inside a line matches any text (a time, a path with a date), and a line that is only ``[...]`` marks
-  lines left out;
+  lines left out. ``<!-- docs-test: output tolerance=0.005 -->`` compares the decimal numbers of those lines (a
+  probe's accuracy, which differs in its last digit between machines) within that absolute tolerance, and all the
+  rest of each line exactly; integers (counts, steps) are always compared exactly. A page that uses it says so in
+  its text;
 - ``<!-- docs-test: gpu -->``, ``hub`` or ``network``: needs a GPU, the Hugging Face Hub or the network: checked for
   syntax (``bash -n``). With ``dry-run`` after the kind, every ``g2m eval``, ``g2m probe sweep`` and ``g2m push`` in
   it also runs with ``--dry-run`` added (they plan without a model, data or network).
@@ -35,7 +38,9 @@ REPO = Path(__file__).resolve().parents[1]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 SHELL_LANGS = {"bash", "sh", "shell", "console"}
 KINDS = {"run", "output", "gpu", "hub", "network"}
-MARK = re.compile(r"^<!--\s*docs-test:\s*(?P<kind>[a-z]+)(?P<flags>(?:\s+[a-z-]+)*)\s*-->\s*$")
+MARK = re.compile(r"^<!--\s*docs-test:\s*(?P<kind>[a-z]+)(?P<flags>(?:\s+[a-z-]+(?:=[0-9.]+)?)*)\s*-->\s*$")
+#: A decimal number in an output line: what ``tolerance=`` compares as a number (integers stay exact text).
+DECIMAL = re.compile(r"-?\d+\.\d+")
 FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})\s*(?P<lang>[\w+-]*)")
 SETUP = "bash scripts/setup.sh"
 #: Commands that can plan without a model, data or network when given --dry-run.
@@ -110,7 +115,10 @@ def test_every_shell_block_is_marked(block):
 
 @pytest.mark.parametrize("block", [b for b in ALL if b.kind], ids=lambda b: b.where)
 def test_marks_are_known_and_outputs_follow_a_run(block):
-    assert block.kind in KINDS and set(block.flags) <= {"dry-run"}, f"{block.where}: unknown mark {block.kind}"
+    assert block.kind in KINDS, f"{block.where}: unknown mark {block.kind}"
+    for flag in block.flags:
+        assert flag == "dry-run" or (block.kind == "output" and re.fullmatch(r"tolerance=\d*\.?\d+", flag)), (
+            f"{block.where}: unknown flag {flag!r} (dry-run on a command block, tolerance=X on an output block)")
     if block.kind == "output":
         page = [b for b in ALL if b.page == block.page]
         before = page[page.index(block) - 1]
@@ -154,10 +162,72 @@ def test_the_expected_output_matcher():
     assert shown_output_missing("costs: 15 passes[...]", out) == "costs: 15 passes[...]"
 
 
+SWEEP_PRINTED = "demo on p: 6 points, chance 0.333\n  tower     0.786 0.785\n  deepstack 0.514\nbest tower.001 0.786\n"
+
+
+@pytest.mark.parametrize(("shown", "tolerance", "matches"), [
+    ("  deepstack 0.514", 0.0, True),
+    ("  deepstack 0.513", 0.0, False),  # exact by default: another machine's last digit fails
+    ("  deepstack 0.513", 0.005, True),  # within the page's stated tolerance
+    ("  deepstack 0.509", 0.005, True),
+    ("  deepstack 0.508", 0.005, False),  # a real change (another probe setting) still fails
+    ("  deepstack 0.600", 0.005, False),
+    ("  projector 0.514", 0.005, False),  # the words around the numbers stay exact
+    ("  tower 0.786 0.789", 0.005, True),
+    ("  tower 0.786 0.795", 0.005, False),  # every number of the line is compared
+    ("  tower 0.786", 0.005, False),  # so is how many there are
+    ("demo on p: 7 points, chance 0.333", 0.005, False),  # integers are counts: exact
+    ("best tower.001 0.784", 0.005, True),  # a point's name is not a number
+    ("best tower.002 0.786", 0.005, False),
+    ("demo on p: [...] chance 0.330", 0.005, True),
+])
+def test_the_matcher_compares_decimals_within_the_stated_tolerance(shown, tolerance, matches):
+    missing = shown_output_missing(shown, SWEEP_PRINTED, tolerance)
+    assert (missing is None) is matches, missing
+
+
+def test_a_tolerance_is_read_from_the_output_mark_and_shown_on_the_page():
+    for block in (b for b in ALL if tolerance_of(b)):
+        page = (REPO / block.page).read_text(encoding="utf-8")
+        assert block.kind == "output" and f"±{tolerance_of(block):g}" in page, (
+            f"{block.where}: a page that compares numbers within a tolerance states it in its text (±X)")
+    assert tolerance_of(Block("p.md", 1, "text", "output", ("tolerance=0.005",), "")) == 0.005
+    assert tolerance_of(Block("p.md", 1, "text", "output", (), "")) == 0.0
+
+
 # ---------------------------------------------------------------------------------------------------- running
 
 
-def shown_output_missing(shown: str, output: str) -> str | None:
+def tolerance_of(block: Block) -> float:
+    """The ``tolerance=X`` of an output mark: how far a printed decimal may be from the shown one (0: exact)."""
+    return next((float(f.split("=", 1)[1]) for f in block.flags if f.startswith("tolerance=")), 0.0)
+
+
+def _line_matcher(want: str, tolerance: float):
+    """A test of one printed line against one shown line: ``[...]`` is any text; with a tolerance, each decimal
+    number is any decimal within it of the shown one, and the text between numbers stays exact."""
+    if not tolerance:
+        pattern = re.compile("^" + ".*".join(re.escape(p) for p in want.split("[...]")) + "$")
+        return lambda line: pattern.match(line) is not None
+    pieces, shown = [], []
+    for part in want.split("[...]"):
+        at = 0
+        for m in DECIMAL.finditer(part):
+            pieces.append(re.escape(part[at:m.start()]) + r"(-?\d+\.\d+)")
+            shown.append(float(m[0]))
+            at = m.end()
+        pieces.append(re.escape(part[at:]))
+        pieces.append(".*")
+    pattern = re.compile("^" + "".join(pieces[:-1]) + "$")
+
+    def matches(line: str) -> bool:
+        m = pattern.match(line)
+        return m is not None and all(abs(float(got) - want) <= tolerance + 1e-12
+                                     for got, want in zip(m.groups(), shown, strict=True))
+    return matches
+
+
+def shown_output_missing(shown: str, output: str, tolerance: float = 0.0) -> str | None:
     """The first line of ``shown`` not found (in order) in ``output``, or None when all are there."""
     def norm(s: str) -> str:
         return " ".join(s.split())
@@ -167,8 +237,8 @@ def shown_output_missing(shown: str, output: str) -> str | None:
     for want in (norm(x) for x in shown.splitlines() if x.strip()):
         if want == "[...]":
             continue
-        pattern = re.compile("^" + ".*".join(re.escape(p) for p in want.split("[...]")) + "$")
-        while k < len(have) and not pattern.match(have[k]):
+        matches = _line_matcher(want, tolerance)
+        while k < len(have) and not matches(have[k]):
             k += 1
         if k == len(have):
             return want
@@ -240,7 +310,7 @@ def run_page_blocks(page: str, scratch: Path) -> None:
     for i in chosen:
         shown = page_blocks[i + 1] if i + 1 < len(page_blocks) else None
         if page_blocks[i].kind == "run" and shown is not None and shown.kind == "output":
-            missing = shown_output_missing(shown.text, printed[i])
+            missing = shown_output_missing(shown.text, printed[i], tolerance_of(shown))
             assert missing is None, (f"{shown.where}: {missing!r} is not in what {page_blocks[i].where} printed:\n"
                                      f"{printed[i][-6000:]}")
 

@@ -15,13 +15,12 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 import vlm_server
-from helpers import REPO, g2m
+from helpers import REPO, WAIT, ended, g2m, wait_for
 
 pytestmark = pytest.mark.slow
 TASKS3 = "g2m_n03_c3,g2m_n04_c3,g2m_n05_c3"
@@ -158,12 +157,11 @@ def test_a_full_disk_while_the_answer_cache_is_saved_fails_within_seconds_never_
     url, state = server
     state.config = {"huge": {3: 400_000, 4: 400_000, 5: 400_000}}
     with tmpfs("1200k") as out:
-        start = time.monotonic()
-        res = _eval(url, small_release, out, timeout=120)
+        # a hang is forever: the bound only has to be far above a loaded machine's start-up of g2m (about 30 s)
+        res = _eval(url, small_release, out, timeout=300)
         line = _one_line_error(res)
         assert "could not save" in line and ".db" in line and "full" in line
         assert res.returncode == 1  # a storage failure, as a full disk anywhere else: not bad input (2)
-        assert time.monotonic() - start < 60
         assert _results(out) == []
 
 
@@ -192,24 +190,27 @@ def test_build_on_a_full_disk_fails_in_one_line_and_a_rerun_with_space_completes
 def test_a_second_run_on_the_same_output_is_refused_at_once_and_nothing_is_sent_twice(server, small_release,
                                                                                        tmp_path):
     url, state = server
-    state.config = {"stall": [3], "stall_seconds": 4}
+    # the first run's 3x3 answers are held until the second run has been refused, however long that takes to start
+    state.config = {"stall": [3], "stall_seconds": WAIT}
     cmd = [sys.executable, "-m", "g2m_cli", "eval", "--base-url", url, "--tasks", TASKS3, "--data",
            str(small_release), "--out", str(tmp_path), "--quiet"]
     first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
-    deadline = time.monotonic() + 60
-    while sum(state.received.values()) == 0 and time.monotonic() < deadline:
-        time.sleep(0.1)
-    second = _eval(url, small_release, tmp_path, timeout=60)
-    assert "another g2m eval is running" in _one_line_error(second)
-    assert first.wait(timeout=120) == 0, first.stderr.read()
+    try:
+        wait_for(lambda: state.received[3] > 0, "the first run's first request", proc=first)
+        second = _eval(url, small_release, tmp_path, timeout=WAIT)
+        assert "another g2m eval is running" in _one_line_error(second)
+    finally:
+        state.release()
+    _, err = ended(first, "the first run")
+    assert first.returncode == 0, err
     assert sum(state.received.values()) == 6  # 3 tasks x 2 rows, each sent once
 
 
-def _materialise(folder: str, go) -> str:
+def _materialise(folder: str, all_here) -> str:
     from harness_tasks.evaluation.task_yaml import DataSource
     from harness_tasks.with_lm_eval.taskgen import write_folder
 
-    go.wait()
+    all_here.wait()  # every process has imported what it needs: they start writing together
     return str(write_folder(Path(folder), DataSource("grid2matrix/g2m", "v0-test")))
 
 
@@ -218,12 +219,10 @@ def test_processes_creating_the_same_task_folder_at_once_all_get_it_whole(tmp_pa
 
     ctx = mp.get_context("spawn")
     with ctx.Manager() as manager:
-        go = manager.Event()
+        all_here = manager.Barrier(8, timeout=WAIT)
         with ctx.Pool(8) as pool:
-            pending = [pool.apply_async(_materialise, (str(tmp_path), go)) for _ in range(8)]
-            time.sleep(2.0)
-            go.set()
-            folders = {p.get(timeout=120) for p in pending}
+            pending = [pool.apply_async(_materialise, (str(tmp_path), all_here)) for _ in range(8)]
+            folders = {p.get(timeout=WAIT) for p in pending}
     (folder,) = folders
     assert len(list(Path(folder).glob("*.yaml"))) == 90 and (Path(folder) / "utils.py").is_file()
     assert [p.name for p in tmp_path.iterdir()] == [Path(folder).name]  # no temp folder left behind
@@ -267,24 +266,24 @@ def test_after_any_end_of_g2m_eval_serve_nothing_answers_on_its_port(sig, small_
         proc = subprocess.Popen([sys.executable, "-m", "g2m_cli", "eval", "--serve", "org/tiny-vlm", "--tasks", TASKS3,
                                  "--data", str(small_release), "--out", str(out)], env=env, cwd=REPO,
                                 stdout=subprocess.DEVNULL, stderr=stderr, text=True)
-    deadline = time.monotonic() + 180
-    while not (record.exists() and _answers(record.read_text())) and time.monotonic() < deadline:
-        time.sleep(0.2)
+    try:
+        wait_for(lambda: record.exists() and _answers(record.read_text()), "the stand-in server to answer", proc=proc)
+        # the 3x3 and 4x4 answers are in (the bar counts an answer once it is held for the cache); the 5x5 ones stall
+        wait_for(lambda: "| 4/6 [" in log.read_text(), "the progress bar at 4/6", proc=proc)
+    except AssertionError as e:
+        proc.kill()
+        raise AssertionError(f"{e}: {log.read_text()[-3000:]}") from None
     port = record.read_text()
-    # the 3x3 and 4x4 answers are in (the bar counts an answer once it is held for the cache); the 5x5 ones stall
-    while "| 4/6 [" not in log.read_text() and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert "| 4/6 [" in log.read_text(), log.read_text()[-3000:]
     proc.send_signal(sig)
-    proc.wait(timeout=60)
+    ended(proc, "g2m eval after the signal")
     err = log.read_text()
     if sig == signal.SIGTERM:
         assert proc.returncode == 128 + signal.SIGTERM and "interrupted (SIGTERM)" in err, err
         assert _cache_rows(out) == 4, err  # what was received before the signal is saved
-    gone_by = time.monotonic() + 40
-    while _answers(port) and time.monotonic() < gone_by:
-        time.sleep(0.5)
-    assert not _answers(port), "the server started by --serve still answers"
+    try:
+        wait_for(lambda: not _answers(port), "the server started by --serve to stop answering", timeout=120, poll=0.5)
+    except AssertionError:
+        raise AssertionError("the server started by --serve still answers") from None
     assert _results(out) == []
 
 

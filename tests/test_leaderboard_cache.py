@@ -309,7 +309,7 @@ def test_a_second_build_into_the_same_folder_is_refused_at_once(tmp_path):
     write_file(subs, submission_doc(output=lambda t: "[[0]]"), "a.json")
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys, time; from pathlib import Path; from g2m_base.files import folder_lock\n"
-         "with folder_lock(Path(sys.argv[1]), sys.argv[2], 'busy'):\n    print('held', flush=True); time.sleep(60)",
+         "with folder_lock(Path(sys.argv[1]), sys.argv[2], 'busy'):\n    print('held', flush=True); time.sleep(3600)",
          str(site / CACHE_DIR), site_module.LOCK_NAME], stdout=subprocess.PIPE, text=True, cwd=REPO)
     try:
         assert holder.stdout.readline().strip() == "held"

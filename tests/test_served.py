@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import vlm_server
-from helpers import REPO
+from helpers import REPO, WAIT
 
 from g2m_base.bounded_json import Rejected
 from harness_tasks.answers.budget import max_gen_toks
@@ -112,10 +112,11 @@ def test_a_rate_limited_request_waits_as_long_as_retry_after_says(server, small_
 
 def test_a_stalled_request_times_out_into_request_failed(server, small_release, tmp_path):
     url, state = server
-    state.config = {"stall": [3], "stall_seconds": 5}
-    t = time.monotonic()
-    res = _eval(url, small_release, tmp_path, ("g2m_n03_c3", "g2m_n06_c3"), model_args="timeout=1,max_retries=1")
-    assert time.monotonic() - t < 30
+    state.config = {"stall": [3], "stall_seconds": WAIT}  # held until the run has ended: only a timeout ends it
+    try:
+        res = _eval(url, small_release, tmp_path, ("g2m_n03_c3", "g2m_n06_c3"), model_args="timeout=1,max_retries=1")
+    finally:
+        state.release()
     assert _score(res, "g2m_n03_c3", "request_failed") == 1.0 and _score(res, "g2m_n06_c3", "exact_match") == 1.0
     assert "client timeout" in _samples(res, "g2m_n03_c3")[0]["doc"]["g2m"]["error"]
 
@@ -159,7 +160,7 @@ def test_a_dead_server_url_fails_fast_with_a_clear_error(small_release, tmp_path
     t = time.monotonic()
     with pytest.raises(UsageError, match="could not list the models"):
         _eval("http://127.0.0.1:9/v1", small_release, tmp_path, ("g2m_n03_c3",))
-    assert time.monotonic() - t < 15
+    assert time.monotonic() - t < 60  # at once, not after minutes of retries (60 s: room for a loaded machine)
 
 
 # --- --serve, with a stand-in vllm ---------------------------------------------------------------------------------
@@ -237,7 +238,7 @@ def test_serve_shows_the_log_when_vllm_dies_before_it_is_ready(stand_in_vllm, sm
     with pytest.raises(ServeError, match="exited with code 3"):
         run_eval(EvalSpec(serve="org/tiny-vlm", tasks=("g2m_n03_c3",), data=str(small_release),
                           output=str(tmp_path / "runs"), progress=False))
-    assert time.monotonic() - t < 20
+    assert time.monotonic() - t < 60  # not the serve timeout's 30 minutes (60 s: room for a loaded machine)
     assert "CUDA out of memory (simulated)" in capsys.readouterr().err
 
 

@@ -11,12 +11,11 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import REPO, g2m
+from helpers import REPO, ended, g2m, wait_for
 from test_faults import _one_line_error, remount, tmpfs
 
 from probing.core.probe import TrainConfig
@@ -113,7 +112,7 @@ def _driver(model: Path, data: Path, out: Path, marker: Path) -> list[str]:
     temporary shards open), for the test to signal it there."""
     code = ("import sys, time\nfrom pathlib import Path\nfrom probing.sweep.taps import Taps\nreal = Taps.run\n"
             "calls = [0]\ndef run(self, images, prompts=None):\n    calls[0] += 1\n    if calls[0] == 3:\n"
-            f"        Path({str(marker)!r}).touch()\n        time.sleep(120)\n    return real(self, images, prompts)\n"
+            f"        Path({str(marker)!r}).touch()\n        time.sleep(3600)\n    return real(self, images, prompts)\n"
             "Taps.run = run\nfrom g2m_cli.main import main\n"
             f"sys.exit(main(['probe', 'sweep', '--encoder', {str(model)!r}, '--data', {str(data)!r}, '--out', "
             f"{str(out)!r}, *{FLAGS!r}]))")
@@ -126,15 +125,16 @@ def test_a_sweep_killed_mid_chunk_leaves_nothing_the_rerun_keeps_and_resumes_to_
     out, marker = tmp_path / "out", tmp_path / "in-the-third-batch"
     child = subprocess.Popen(_driver(tiny_vlm, tiny_release, out, marker), cwd=REPO, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(REPO)})
-    deadline = time.monotonic() + 240
-    while not marker.exists() and child.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert marker.exists(), "the child never reached its third batch"
+    try:
+        wait_for(marker.exists, "the sweep's third batch (its marker file)", proc=child)
+    except AssertionError:
+        child.kill()
+        raise
     partials = list(out.rglob("*.partial"))
     points = [p for p in next(clean.glob("cache/*/")).iterdir() if p.is_dir()]
     assert len(partials) == len(points) >= 4  # the second chunk's shard of each point, open when the signal came
     child.send_signal(sig)
-    child.wait(timeout=60)
+    ended(child, "the signalled sweep")
     left = list(out.rglob("*.partial"))
     assert left == (partials if sig == signal.SIGKILL else [])  # SIGTERM cleans up; SIGKILL cannot
     res = g2m("probe", "sweep", "--encoder", str(tiny_vlm), "--data", str(tiny_release), "--out", str(out), *FLAGS)
@@ -145,7 +145,7 @@ def test_a_sweep_killed_mid_chunk_leaves_nothing_the_rerun_keeps_and_resumes_to_
 def test_only_the_temporary_files_of_dead_writers_on_this_host_are_removed(clean, tmp_path):
     from probing.sweep.store import HOST, Store
 
-    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     folder = next(clean.glob("cache/*/"))
     where = folder / "tower.001" / "train"

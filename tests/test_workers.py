@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import REPO
+from helpers import REPO, ended, wait_for
 
 from dataset_builder.build import BuildParams, build
 
@@ -48,18 +48,16 @@ def test_workers_die_with_their_parent(tmp_path, command, how):
         args = ["verify", str(tmp_path / "v"), "--workers", "2"]
     proc = subprocess.Popen([sys.executable, "-m", "g2m_cli", *args, "--quiet"], cwd=REPO,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.time() + 60
-    workers: list[int] = []
-    while time.time() < deadline and proc.poll() is None:
-        workers = _children(proc.pid)
-        if len(workers) >= 2:
-            break
-        time.sleep(0.05)
-    assert len(workers) >= 2, "the workers never started"
-    time.sleep(0.3)  # let them pick up work
+    try:
+        wait_for(lambda: len(_children(proc.pid)) >= 2, f"{command}'s two workers to start", proc=proc)
+    except AssertionError:
+        proc.kill()
+        raise
+    workers = _children(proc.pid)
+    time.sleep(0.3)  # let them pick up work (not needed for the check: a worker dies with its parent, busy or not)
     os.kill(proc.pid, how)
-    proc.wait(timeout=30)
-    deadline = time.time() + 10
-    while time.time() < deadline and any(_alive(w) for w in workers):
-        time.sleep(0.1)
-    assert not [w for w in workers if _alive(w)], "workers outlived their parent"
+    ended(proc, f"the signalled {command}")
+    try:
+        wait_for(lambda: not any(_alive(w) for w in workers), "the workers to die with their parent", timeout=60)
+    except AssertionError:
+        raise AssertionError("workers outlived their parent") from None

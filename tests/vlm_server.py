@@ -7,7 +7,8 @@ so exact match 1.0 proves the image crossed the API lossless. It can be told to 
   always), with a ``Retry-After: retry_after`` header when that is set;
 - ``abort``: {N: k}: answer 200 to the first k attempts with half the rows and ``finish_reason: "abort"``, as vLLM
   does for an answer it gave up on;
-- ``stall``: [N, ...]: wait ``stall_seconds`` before answering (a client timeout);
+- ``stall``: [N, ...]: wait ``stall_seconds`` before answering (a client timeout), or until the test calls
+  ``release()``, whichever comes first (a request held open while the test does something else);
 - ``truncate``: [N, ...]: answer only the first half of the rows, as a well-formed list, and say
   ``finish_reason: "length"`` (so only the finish reason tells that the answer was cut);
 - ``reasoning``: a number of characters of reasoning, returned in ``reasoning_content`` before the answer, holding a
@@ -45,7 +46,6 @@ import json
 import re
 import sys
 import threading
-import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -82,6 +82,11 @@ class FakeVLM:
         self.attempts: Counter = Counter()  # request identity -> attempts
         self.payloads: list[dict] = []
         self.lock = threading.Lock()
+        self.released = threading.Event()  # ends every stall at once
+
+    def release(self) -> None:
+        """End the stalls under way and every later one."""
+        self.released.set()
 
     def answer(self, body: dict) -> tuple[int, dict]:
         content = body["messages"][-1]["content"]
@@ -102,7 +107,7 @@ class FakeVLM:
         if kind in BODIES and attempt <= int(self.config.get("body_attempts", 10**9)):
             return 200, BODIES[kind], {}
         if n in self.config.get("stall", ()):
-            time.sleep(float(self.config.get("stall_seconds", 30)))
+            self.released.wait(float(self.config.get("stall_seconds", 30)))
         if image.startswith("file://"):
             allowed = self.config.get("allowed_local_media_path")
             path = Path(image[len("file://"):]).resolve()
