@@ -34,12 +34,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dataset_builder.build import BuildParams, build, plan_config  # noqa: E402
-from dataset_builder.configs import CONFIGS, get_config  # noqa: E402
-from dataset_builder.generate import RenderOptions, make_matrix  # noqa: E402
-from dataset_builder.png import encode_grid_pngs  # noqa: E402
-from dataset_builder.render import render_reference  # noqa: E402
-from dataset_builder.verify import verify  # noqa: E402
+from dataset_builder.grids.configs import CONFIGS, get_config  # noqa: E402
+from dataset_builder.grids.generate import RenderOptions, make_matrix  # noqa: E402
+from dataset_builder.grids.png import encode_grid_pngs  # noqa: E402
+from dataset_builder.grids.render import render_reference  # noqa: E402
+from dataset_builder.release.build import BuildParams, build, plan_config  # noqa: E402
+from dataset_builder.release.verify import verify  # noqa: E402
 
 MIX = "zero_shot,probe_n20_c3,probe_n32_c10,probe_n48_c3,probe_n64_c10"
 SCALE = 0.1

@@ -39,7 +39,7 @@ def answer_table(data: str) -> dict[str, str]:
     import pyarrow.parquet as pq
 
     sys.path.insert(0, str(REPO))
-    from harness_tasks.answers.parsing import format_answer
+    from scoring.parsing import format_answer
 
     table = {}
     for path in sorted((Path(data) / "zero_shot").glob("*.parquet")):

@@ -33,9 +33,9 @@ sys.path.insert(0, str(REPO))
 
 import numpy as np  # noqa: E402
 
-from dataset_builder.spec import DATASET_REVISION, HUB_REPO_ID, RELEASE_CONTENT_SHA256  # noqa: E402
-from harness_tasks.answers.parsing import format_answer  # noqa: E402
+from dataset_builder.grids.spec import DATASET_REVISION, HUB_REPO_ID, RELEASE_CONTENT_SHA256  # noqa: E402
 from leaderboard.rescoring.rescore import truth_matrix, zero_shot_truth  # noqa: E402
+from scoring.parsing import format_answer  # noqa: E402
 
 MAX_RATIO, MAX_ADD_SECONDS = 0.4, 15.0
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

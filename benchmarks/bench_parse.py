@@ -21,9 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the ad
 import numpy as np  # noqa: E402
 from adversarial_outputs import FAMILIES  # noqa: E402
 
-from harness_tasks.answers.paper import parse_paper  # noqa: E402
-from harness_tasks.answers.parsing import MAX_ANSWER_CHARS, format_answer, parse_matrix  # noqa: E402
-from harness_tasks.answers.score import score_answer  # noqa: E402
+from scoring.paper import parse_paper  # noqa: E402
+from scoring.parsing import MAX_ANSWER_CHARS, format_answer, parse_matrix  # noqa: E402
+from scoring.score import score_answer  # noqa: E402
 
 MAX_RATIO = 18.0
 

@@ -29,8 +29,8 @@ def main() -> None:
     os.environ["HF_DATASETS_CACHE"] = str(tmp / "hf")
     from transformers import SiglipImageProcessorPil, SiglipVisionConfig, SiglipVisionModel
 
-    from dataset_builder.build import BuildParams, build
-    from dataset_builder.source import load_config
+    from dataset_builder.release.build import BuildParams, build
+    from dataset_builder.release.source import load_config
     from probing.core.encoders import load_encoder
     from probing.core.experiment import ProbeSpec, run_probe
     from probing.core.probe import FeatureSet, SpatialProbe, TrainConfig

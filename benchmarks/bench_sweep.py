@@ -38,8 +38,8 @@ def main() -> None:
     import torch
     from transformers import AutoImageProcessor, AutoModelForImageTextToText, AutoTokenizer
 
-    from dataset_builder.build import BuildParams, build
-    from dataset_builder.source import load_config
+    from dataset_builder.release.build import BuildParams, build
+    from dataset_builder.release.source import load_config
     from probing.core.encoders import load_config as model_config
     from probing.core.encoders import processor_input
     from probing.core.probe import TrainConfig

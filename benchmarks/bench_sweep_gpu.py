@@ -39,8 +39,8 @@ def main() -> None:
     import torch
     from transformers import AutoConfig, AutoImageProcessor, AutoModelForImageTextToText
 
-    from dataset_builder.configs import get_config
-    from dataset_builder.source import load_config
+    from dataset_builder.grids.configs import get_config
+    from dataset_builder.release.source import load_config
     from probing.core.encoders import processor_input, torch_dtype_of
     from probing.sweep.points import STAGES, plan_points, token_grid
     from probing.sweep.taps import Taps

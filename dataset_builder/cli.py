@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dataset_builder.configs import ROWS_PER_SHARD
-from dataset_builder.spec import DEFAULT_RESOLUTION, HUB_TIMEOUT
+from dataset_builder.grids.configs import ROWS_PER_SHARD
+from dataset_builder.grids.spec import DEFAULT_RESOLUTION, HUB_TIMEOUT
 from g2m_base.flags import add_out, add_quiet
 from g2m_base.untrusted import term
 
@@ -32,8 +32,8 @@ def _positive_int(text: str) -> int:
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
-    from dataset_builder.build import BuildParams, build
-    from dataset_builder.generate import RenderOptions
+    from dataset_builder.grids.generate import RenderOptions
+    from dataset_builder.release.build import BuildParams, build
 
     render = RenderOptions(resolution=args.resolution, outline=not args.no_outline)
     params = BuildParams(scale=args.scale, render=render, rows_per_shard=args.rows_per_shard)
@@ -44,7 +44,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    from dataset_builder.verify import verify
+    from dataset_builder.release.verify import verify
 
     report = verify(args.dir, sample=args.sample, workers=args.workers, progress=not args.quiet)
     if report.ok:
@@ -65,7 +65,7 @@ def _seconds(text: str) -> float:
 
 
 def _cmd_push(args: argparse.Namespace) -> int:
-    from dataset_builder.push import push
+    from dataset_builder.release.push import push
 
     plan = push(args.dir, args.repo_id, revision=args.revision, private=args.private, dry_run=args.dry_run,
                 timeout=args.timeout, workers=args.workers)

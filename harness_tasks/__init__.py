@@ -17,13 +17,13 @@ The leaderboard imports nothing else (``tests/test_architecture.py``): never a r
 
 from pathlib import Path
 
-TASK_DIR = Path(__file__).resolve().parent / "tasks"
+TASK_DIR = Path(__file__).resolve().parent / "lm_eval_tasks"
 
 __all__ = ["TASK_DIR", "AnswerScore", "ModelArgs", "model_name", "score_answer"]
 
 _LAZY = {  # each loaded only when asked for: scoring imports numpy
-    "score_answer": "harness_tasks.answers.score",
-    "AnswerScore": "harness_tasks.answers.score",
+    "score_answer": "scoring.score",
+    "AnswerScore": "scoring.score",
     "model_name": "harness_tasks.evaluation.model_args",
     "ModelArgs": "harness_tasks.evaluation.model_args",
 }

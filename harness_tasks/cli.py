@@ -63,7 +63,7 @@ def _dry_run(tasks: tuple[str, ...], args: argparse.Namespace) -> int:
 
 
 def _demo_release(out: Path, scale: float, progress: bool = True) -> str:
-    from dataset_builder.build import BuildParams, build
+    from dataset_builder.release.build import BuildParams, build
 
     print(f"g2m: no --model: building a {scale:g}-scale zero_shot release in {out} and scoring the built-in "
           "baselines (g2m-oracle, g2m-random)", file=sys.stderr)
@@ -72,7 +72,7 @@ def _demo_release(out: Path, scale: float, progress: bool = True) -> str:
 
 
 def _tasks_dir(args: argparse.Namespace) -> int:
-    from dataset_builder.source import resolve_source
+    from dataset_builder.release.source import resolve_source
     from harness_tasks import TASK_DIR
     from harness_tasks.with_lm_eval.taskgen import task_folder
     from harness_tasks.with_lmms_eval import taskgen as lmms_taskgen

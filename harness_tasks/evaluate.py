@@ -18,8 +18,6 @@ from g2m_base.bounded_json import read_json
 from g2m_base.errors import MissingDependency
 from g2m_base.files import folder_lock, safe_name
 from g2m_base.installs import install_hint
-from harness_tasks.answers.budget import suggest_max_model_len
-from harness_tasks.answers.catalog import max_budget
 from harness_tasks.evaluation import data
 from harness_tasks.evaluation.model_args import model_name
 from harness_tasks.evaluation.run_key import earlier_server, folder_name, run_key
@@ -36,6 +34,8 @@ from harness_tasks.evaluation.settings import (
 )
 from harness_tasks.serving.endpoints import chat_url
 from harness_tasks.serving.link import ServerLink
+from scoring.budget import suggest_max_model_len
+from scoring.catalog import max_budget
 
 __all__ = ["BASELINES", "CHAT", "HARNESSES", "EvalSpec", "Target", "load_results", "model_name", "run_eval", "run_key",
            "versions"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dataset_builder.spec import DEFAULT_RESOLUTION, PATCH_SIZES
+from dataset_builder.grids.spec import DEFAULT_RESOLUTION, PATCH_SIZES
 from g2m_base.errors import UsageError
 from g2m_base.flags import add_out, add_quiet
 from g2m_base.untrusted import term
@@ -43,7 +43,7 @@ INFO_FLAGS = {"params": ("the parameter count", "--params 8B"),
 
 
 def _submit(args: argparse.Namespace) -> int:
-    from dataset_builder.spec import SUBMISSIONS_URL
+    from dataset_builder.grids.spec import SUBMISSIONS_URL
     from leaderboard.submissions import model_info
     from leaderboard.submissions.submission import submit_run
 

@@ -74,7 +74,7 @@ def _sweep(args: argparse.Namespace) -> int:
         print(format_plan(plan_sweep(spec, gpu_gb)))
         return 0
     if args.run:
-        from dataset_builder.configs import get_config
+        from dataset_builder.grids.configs import get_config
 
         reader = getattr(args, "read_run", None)
         if reader is None:

@@ -1,6 +1,6 @@
 """Regenerate the task folders of every harness from one definition: python scripts/gen_tasks.py [--check].
 
-lm-eval's in harness_tasks/tasks (harness_tasks/answers/catalog.py) and lmms-eval's in harness_tasks/lmms_tasks
+lm-eval's in harness_tasks/lm_eval_tasks (scoring/catalog.py) and lmms-eval's in harness_tasks/lmms_eval_tasks
 (harness_tasks/with_lmms_eval/taskgen.py). inspect's tasks are Python (harness_tasks/with_inspect/tasks.py) and need no files.
 """
 

@@ -10,9 +10,9 @@ from PIL import Image, ImageDraw
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dataset_builder.configs import get_config  # noqa: E402
-from dataset_builder.generate import make_sample  # noqa: E402
-from dataset_builder.render import PALETTE_RGB, render_indices  # noqa: E402
+from dataset_builder.grids.configs import get_config  # noqa: E402
+from dataset_builder.grids.generate import make_sample  # noqa: E402
+from dataset_builder.grids.render import PALETTE_RGB, render_indices  # noqa: E402
 
 PICKS = [(3, 3), (9, 5), (20, 10), (64, 10)]
 SIDE, GAP, LABEL = 512, 24, 40

@@ -93,7 +93,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--keep", default=None, help="work in this folder and keep it (default: a temporary one)")
     args = ap.parse_args()
-    from dataset_builder.build import BuildParams, build
+    from dataset_builder.release.build import BuildParams, build
     from harness_tasks.evaluation.task_yaml import DataSource
     from harness_tasks.with_lm_eval.taskgen import write_folder
 

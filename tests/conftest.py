@@ -26,7 +26,7 @@ atexit.register(shutil.rmtree, _HF_CACHE, ignore_errors=True)
 # the leaderboard cache's signing key: one per test session, never the user's own (~/.cache/grid2matrix)
 os.environ["G2M_CACHE_KEY_FILE"] = os.path.join(_HF_CACHE, "g2m-key", "leaderboard.key")
 
-from dataset_builder.build import BuildParams, build  # noqa: E402
+from dataset_builder.release.build import BuildParams, build  # noqa: E402
 
 #: Small but complete: every zero_shot (N, C) block, and one probing config with all three splits.
 SMALL_CONFIGS = "zero_shot,probe_n20_c3"
@@ -75,7 +75,7 @@ def tiny_vlm(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def sweep_dir(tiny_vlm, tmp_path_factory) -> Path:
     """The tiny VLM swept on probe_n20_c3 at 24/6/30 rows (every tower block, the projector, every LLM layer)."""
-    from dataset_builder.build import BuildParams, build
+    from dataset_builder.release.build import BuildParams, build
     from probing.core.probe import TrainConfig
     from probing.sweep.run import SweepSpec, run_sweep
 

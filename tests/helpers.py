@@ -64,8 +64,8 @@ def g2m_here(*args: str) -> subprocess.CompletedProcess:
 
 def submission_doc(output=None, **changes) -> dict:
     """A submission of every zero_shot id; ``output(truth)`` gives each answer (default: the correct one)."""
-    from harness_tasks.answers.parsing import format_answer
     from leaderboard.rescoring.rescore import truth_matrix, zero_shot_truth
+    from scoring.parsing import format_answer
 
     output = output or (lambda t: format_answer(truth_matrix(t)))
     records = [{"id": i, "output": output(t)} for i, t in zero_shot_truth().items()]

@@ -1,6 +1,6 @@
 """The paper protocol's parser written the obvious way, from the rules (``shared/reference/authors-code-facts.md``):
 Python's ``re`` with the lazy pattern, ``ast.literal_eval`` and ``numpy``. Quadratic on hostile text and it trusts
-the standard library's literal reader, so it is for tests only: the shipped ``harness_tasks.answers.paper`` must agree with
+the standard library's literal reader, so it is for tests only: the shipped ``scoring.paper`` must agree with
 it on any text it can finish."""
 
 from __future__ import annotations

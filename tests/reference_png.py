@@ -1,7 +1,7 @@
 """The plain PNG encoder the build's fast one is held to: any H x W palette-index image, packed row by row.
 
 Written straight from the PNG specification (signature, IHDR, PLTE, one zlib IDAT, IEND; 4-bit palette, filter type 0
-on every row), with nothing shared with ``dataset_builder/png.py`` but the palette and the zlib level, which the
+on every row), with nothing shared with ``dataset_builder/grids/png.py`` but the palette and the zlib level, which the
 format promises. The build never calls it: ``encode_grid_png(s)`` builds the same bytes from the N x N matrix.
 """
 
@@ -12,8 +12,8 @@ import zlib
 
 import numpy as np
 
-from dataset_builder.png import ZLIB_LEVEL
-from dataset_builder.render import PALETTE_RGB
+from dataset_builder.grids.png import ZLIB_LEVEL
+from dataset_builder.grids.render import PALETTE_RGB
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:

@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from dataset_builder.render import decode_matrix
-from harness_tasks.answers.budget import max_gen_toks
-from harness_tasks.answers.parsing import format_answer
+from dataset_builder.grids.render import decode_matrix
 from harness_tasks.evaluate import EvalSpec, run_eval
+from scoring.budget import max_gen_toks
+from scoring.parsing import format_answer
 
 pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
 

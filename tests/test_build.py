@@ -14,10 +14,10 @@ import pytest
 from conftest import SMALL_CONFIGS, SMALL_SCALE  # noqa: I001
 from helpers import REPO, WAIT, ended, tree_digest, wait_for
 
-from dataset_builder.build import BuildParams, build
-from dataset_builder.configs import get_config
-from dataset_builder.generate import make_matrix
-from dataset_builder.table import SCHEMA, features
+from dataset_builder.grids.configs import get_config
+from dataset_builder.grids.generate import make_matrix
+from dataset_builder.release.build import BuildParams, build
+from dataset_builder.release.table import SCHEMA, features
 from g2m_base.errors import BuildError
 
 pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
@@ -77,7 +77,7 @@ def test_an_interrupted_build_resumes_to_the_same_bytes(tmp_path, small_release,
     out, marker = tmp_path / "crash", tmp_path / "two-shards-written"
     # the build waits after its second shard until the signal comes, so the signal always finds it unfinished,
     # however fast or loaded the machine; the test waits for the marker, not for a number of seconds
-    driver = ("import sys, time\nfrom pathlib import Path\nimport dataset_builder.build as b\nreal = b.write_shard\n"
+    driver = ("import sys, time\nfrom pathlib import Path\nimport dataset_builder.release.build as b\nreal = b.write_shard\n"
               "calls = [0]\ndef write_shard(task, out):\n    result = real(task, out)\n    calls[0] += 1\n"
               f"    if calls[0] == 2:\n        Path({str(marker)!r}).touch()\n        time.sleep(3600)\n"
               "    return result\nb.write_shard = write_shard\nfrom g2m_cli.main import main\n"

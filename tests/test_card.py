@@ -7,8 +7,7 @@ import json
 import pytest
 from helpers import REPO
 
-from dataset_builder import hub_card
-from dataset_builder.configs import (
+from dataset_builder.grids.configs import (
     CONFIG_NAMES,
     CONFIGS,
     PROBE_COLORS,
@@ -17,8 +16,9 @@ from dataset_builder.configs import (
     ZERO_SHOT_SIZES,
     get_config,
 )
-from dataset_builder.prompt import PROMPT_VERSION
-from dataset_builder.spec import DATASET_REVISION, HUB_REPO_ID, PACKAGE_URL, PALETTE, PAPER_URL
+from dataset_builder.grids.prompt import PROMPT_VERSION
+from dataset_builder.grids.spec import DATASET_REVISION, HUB_REPO_ID, PACKAGE_URL, PALETTE, PAPER_URL
+from dataset_builder.release import hub_card
 
 CARD = (REPO / "DATASET_CARD.md").read_text()
 
@@ -42,9 +42,9 @@ def test_card_counts_are_the_configs():
 
 def _full_card(names) -> str:
     """The README a full build of ``names`` writes (stats from the configs; sizes do not matter to the metadata)."""
-    from dataset_builder.build import BuildParams
-    from dataset_builder.card import render_readme
-    from dataset_builder.configs import get_config
+    from dataset_builder.grids.configs import get_config
+    from dataset_builder.release.build import BuildParams
+    from dataset_builder.release.card import render_readme
 
     specs = [get_config(n) for n in names]
     stats = {(c.name, s.name): {"rows": s.rows, "num_bytes": 1, "size": 1} for c in specs for s in c.splits}

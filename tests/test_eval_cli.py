@@ -9,9 +9,9 @@ import time
 import pytest
 from helpers import g2m, g2m_here
 
-from harness_tasks.answers.budget import max_gen_toks
 from harness_tasks.serving.chat import MalformedResponse, read_answer, request_timeout, retry_after
 from harness_tasks.serving.endpoints import chat_url
+from scoring.budget import max_gen_toks
 
 
 def test_the_dry_run_prints_requests_budgets_and_context_without_loading_anything():

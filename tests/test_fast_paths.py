@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 from reference_png import encode_palette_png
 
-from dataset_builder import generate, png
-from dataset_builder.configs import CONFIGS, get_config
-from dataset_builder.generate import _pcg64_states, make_matrices, make_matrix, make_sample, make_samples
-from dataset_builder.png import encode_grid_png, encode_grid_pngs
-from dataset_builder.render import render_indices
+from dataset_builder.grids import generate, png
+from dataset_builder.grids.configs import CONFIGS, get_config
+from dataset_builder.grids.generate import _pcg64_states, make_matrices, make_matrix, make_sample, make_samples
+from dataset_builder.grids.png import encode_grid_png, encode_grid_pngs
+from dataset_builder.grids.render import render_indices
 from g2m_base.errors import UsageError
 
 BLOCKS = [b for c in CONFIGS for s in c.splits for b in s.blocks]

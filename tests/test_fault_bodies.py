@@ -8,10 +8,10 @@ import json
 import pytest
 import vlm_server
 
-from harness_tasks.answers.parsing import MAX_ANSWER_CHARS
-from harness_tasks.answers.replies import MAX_LOGGED_REASONING, GenText, answer_detail, bounded, from_lmms_eval
-from harness_tasks.answers.score import score_answer
 from harness_tasks.serving.chat import MalformedResponse, read_answer
+from scoring.parsing import MAX_ANSWER_CHARS
+from scoring.replies import MAX_LOGGED_REASONING, GenText, answer_detail, bounded, from_lmms_eval
+from scoring.score import score_answer
 
 
 @pytest.mark.parametrize("kind", sorted(vlm_server.BODIES))

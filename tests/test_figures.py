@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 from matplotlib.collections import LineCollection, PolyCollection
 
-from dataset_builder.configs import ZERO_SHOT_SIZES
-from harness_tasks.answers.parsing import format_answer
+from dataset_builder.grids.configs import ZERO_SHOT_SIZES
 from leaderboard.reports import figures
 from leaderboard.reports.report_page import _sections
 from leaderboard.rescoring import patch_crossing
 from leaderboard.rescoring.rescore import color_bias, confusion_by_palette, heatmaps, score_output
 from leaderboard.site import front_figure, index_page
 from probing.core import plots
+from scoring.parsing import format_answer
 
 
 def _rows(num_colors: int, answer_of, grids: int = 40, n: int = 6, seed: int = 0) -> list:

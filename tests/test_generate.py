@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dataset_builder.configs import CONFIGS, get_config
-from dataset_builder.generate import RenderOptions, make_image, make_matrix, make_sample
-from dataset_builder.prompt import build_prompt
-from harness_tasks.answers.parsing import format_answer
+from dataset_builder.grids.configs import CONFIGS, get_config
+from dataset_builder.grids.generate import RenderOptions, make_image, make_matrix, make_sample
+from dataset_builder.grids.prompt import build_prompt
+from scoring.parsing import format_answer
 
 GOLDEN = Path(__file__).parent / "golden" / "samples.json"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dataset_builder.render import cell_layout
+from dataset_builder.grids.render import cell_layout
 from g2m_base.stats import bootstrap_mean, wilson
 from leaderboard.rescoring.patch_crossing import alignment, crossing_fraction
 

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from helpers import REPO
 
-from dataset_builder.prompt import PROMPT_VERSION
-from dataset_builder.spec import DATASET_REVISION, HUB_REPO_ID
+from dataset_builder.grids.prompt import PROMPT_VERSION
+from dataset_builder.grids.spec import DATASET_REVISION, HUB_REPO_ID
 from harness_tasks import TASK_DIR
-from harness_tasks.answers.catalog import TASK_VERSION, all_tasks
 from harness_tasks.evaluate import EvalSpec, run_eval
 from harness_tasks.with_lm_eval import baseline_models as models
+from scoring.catalog import TASK_VERSION, all_tasks
 
 pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
 

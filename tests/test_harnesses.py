@@ -21,12 +21,12 @@ import vlm_server
 from helpers import REPO, g2m
 from PIL import Image
 
-from dataset_builder.render import decode_matrix
+from dataset_builder.grids.render import decode_matrix
 from g2m_base.errors import UsageError
-from harness_tasks.answers.parsing import format_answer
 from harness_tasks.evaluate import EvalSpec, run_eval
 from leaderboard.reports.report import build_report
 from leaderboard.submissions.submission import write_submission
+from scoring.parsing import format_answer
 
 pytestmark = pytest.mark.slow
 HARNESSES = ["lm-eval", "lmms-eval", "inspect"]
@@ -170,7 +170,7 @@ def test_the_same_outputs_get_the_same_scores_in_every_harness():
 
     from harness_tasks.with_inspect.tasks import score_state
 
-    lm_eval_hooks, lmms_hooks = _hooks("tasks"), _hooks("lmms_tasks")
+    lm_eval_hooks, lmms_hooks = _hooks("tasks"), _hooks("lmms_eval_tasks")
     cases = json.loads((REPO / "tests" / "golden" / "model_outputs.json").read_text())
     rng = np.random.default_rng(0)
     compared = 0

@@ -13,10 +13,10 @@ import pytest
 import yaml
 from helpers import g2m, submission_doc, write_file
 
-from dataset_builder.configs import CONFIG_NAMES, get_config
-from dataset_builder.hub_card import eval_yaml, eval_yaml_problems
-from dataset_builder.spec import DATASET_REVISION, EVAL_YAML_NAME, HUB_REPO_ID, HUB_TASKS
-from dataset_builder.table import FEATURES_DICT
+from dataset_builder.grids.configs import CONFIG_NAMES, get_config
+from dataset_builder.grids.spec import DATASET_REVISION, EVAL_YAML_NAME, HUB_REPO_ID, HUB_TASKS
+from dataset_builder.release.hub_card import eval_yaml, eval_yaml_problems
+from dataset_builder.release.table import FEATURES_DICT
 
 SPLITS = {name: [s.name for s in get_config(name).splits] for name in CONFIG_NAMES}
 
@@ -44,8 +44,8 @@ def test_eval_yaml_follows_the_hubs_rules_with_one_task_per_leaderboard():
 
 @pytest.mark.slow
 def test_every_hub_task_is_a_tag_of_the_g2m_tasks_and_a_view_the_board_ranks_on():
-    from harness_tasks.answers.catalog import tags
     from leaderboard.site.index_page import VIEWS
+    from scoring.catalog import tags
 
     assert set(HUB_TASKS) <= set(tags())
     assert {"g2m" if v == "all" else f"g2m_{v}" for v in VIEWS} <= set(HUB_TASKS)
@@ -106,8 +106,8 @@ def test_the_build_writes_lists_and_verifies_eval_yaml(small_release, tmp_path):
 
 
 def _wrong_for_three_colours(truth):
-    from harness_tasks.answers.parsing import format_answer
     from leaderboard.rescoring.rescore import truth_matrix
+    from scoring.parsing import format_answer
 
     return "no matrix here" if truth.num_colors == 3 else format_answer(truth_matrix(truth))
 

@@ -15,7 +15,7 @@ import pytest
 from helpers import g2m, submission_doc, write_file
 from hub_server import HubStandIn
 
-from dataset_builder.spec import HUB_REPO_ID
+from dataset_builder.grids.spec import HUB_REPO_ID
 
 pytestmark = pytest.mark.slow  # builds a site: scores a submission and draws its figures
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from dataset_builder.generate import make_image, make_matrix
+from dataset_builder.grids.generate import make_image, make_matrix
 from harness_tasks.evaluation.images import PngImage, release_images
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dataset_builder.configs import ZERO_SHOT_SIZES
+from dataset_builder.grids.configs import ZERO_SHOT_SIZES
 from leaderboard.rescoring.rescore import summarise
 from leaderboard.site.index_page import PAGE_ROWS, VIEWS, write_index
 

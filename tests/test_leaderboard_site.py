@@ -261,11 +261,11 @@ def crowded(tmp_path_factory):
 
     import numpy as np
 
-    from harness_tasks.answers.parsing import format_answer
     from leaderboard.rescoring.rescore import score_output, truth_matrix, zero_shot_truth
     from leaderboard.site.build import REPORTED
     from leaderboard.site.index_page import VIEWS, write_index
     from leaderboard.site.rows import summaries
+    from scoring.parsing import format_answer
 
     first = {}
     for t in zero_shot_truth().values():

@@ -74,7 +74,7 @@ def test_each_command_names_its_own_extra(blocked, argv, extra):
 #: our packages must be a G2MError, so that ``g2m`` prints it in one line instead of a traceback.
 INTERNAL_ERRORS = {
     "g2m_cli.main.Stopped": "SIGTERM/SIGHUP as a KeyboardInterrupt; main() reports it and exits 128 + the signal",
-    "harness_tasks.answers.literal.LiteralError": "an answer that is no literal; the paper parser reads it as a failure",
+    "scoring.literal.LiteralError": "an answer that is no literal; the paper parser reads it as a failure",
     "harness_tasks.serving.chat.MalformedResponse": "a server's bad body; the request failed, retried, never cached",
 }
 

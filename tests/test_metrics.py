@@ -7,8 +7,8 @@ from helpers import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness_tasks.answers.metrics import cell_accuracy, cell_mask, exact_match
-from harness_tasks.answers.parsing import format_answer, parse_matrix
+from scoring.metrics import cell_accuracy, cell_mask, exact_match
+from scoring.parsing import format_answer, parse_matrix
 
 T = [[0, 1, 2], [2, 0, 1], [1, 2, 0]]
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from helpers import g2m, submission_doc, write_file
 
-from harness_tasks.answers.parsing import format_answer
 from leaderboard.rescoring.rescore import truth_matrix, zero_shot_truth
 from leaderboard.site.index_page import VIEWS, write_index
+from scoring.parsing import format_answer
 
 pytestmark = pytest.mark.slow  # builds a site (baselines over the full release) and a report
 
@@ -139,7 +139,7 @@ def test_every_site_page_shows_hostile_text_as_text(site):
 
 def test_a_link_that_is_not_http_is_never_written(tmp_path):
     """Validation refuses such links; the page refuses them again, whatever row it is given."""
-    from dataset_builder.configs import ZERO_SHOT_SIZES
+    from dataset_builder.grids.configs import ZERO_SHOT_SIZES
     from leaderboard.rescoring.rescore import summarise
 
     view = {"overall": summarise([]), "paper": None, "paper_mark": "",

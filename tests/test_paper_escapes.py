@@ -1,7 +1,7 @@
 """The paper protocol reads Python string literals as the authors' ``ast.literal_eval`` does, escapes included
 (issue 27, item 9): ``[['\\x31','\\x32'],['\\x30','\\x31']]`` is ((1, 2), (0, 1)), not the digit runs 31, 32, 30, 31.
 
-The shipped reader (``harness_tasks.answers.literal``) never evaluates or compiles anything; here it is held to
+The shipped reader (``scoring.literal``) never evaluates or compiles anything; here it is held to
 ``ast.literal_eval`` itself on generated literals: every prefix, every quote, every escape kind, well-formed and
 malformed, source newlines, and adjacent literals joined."""
 
@@ -16,8 +16,8 @@ from helpers import examples, linear_time_failure
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness_tasks.answers.literal import LiteralError, read_literal
-from harness_tasks.answers.paper import parse_paper
+from scoring.literal import LiteralError, read_literal
+from scoring.paper import parse_paper
 
 #: Python warns about unknown escapes (and octal escapes above \377) but reads them; so did the authors' runs.
 pytestmark = pytest.mark.filterwarnings("ignore:invalid (octal )?escape sequence")

@@ -16,8 +16,8 @@ from helpers import examples, linear_time_failure
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness_tasks.answers import scan
-from harness_tasks.answers.parsing import MAX_ABS, MAX_ANSWER_CHARS, ParseResult, format_answer, parse_matrix
+from scoring import scan
+from scoring.parsing import MAX_ABS, MAX_ANSWER_CHARS, ParseResult, format_answer, parse_matrix
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "model_outputs.json").read_text())
 

@@ -12,8 +12,8 @@ import pytest
 from PIL import Image
 from reference_png import encode_palette_png
 
-from dataset_builder.png import PNG_SIGNATURE, encode_grid_png
-from dataset_builder.render import PALETTE_RGB, render_indices
+from dataset_builder.grids.png import PNG_SIGNATURE, encode_grid_png
+from dataset_builder.grids.render import PALETTE_RGB, render_indices
 
 #: sha256 of ``encode_grid_png`` of the first matrix drawn from ``PCG64(n)``, frozen: the bytes are promised across
 #: processes, machines and releases (only a change of zlib's deflate stream may move them, as the build manifest says).

@@ -19,7 +19,7 @@ from tiny_models import (
     make_tiny_siglip_vision,
 )
 
-from dataset_builder.spec import PROBE_RESULT_FORMAT
+from dataset_builder.grids.spec import PROBE_RESULT_FORMAT
 from probing.core.encoders import Encoder, EncoderError, load_encoder
 from probing.core.experiment import ProbeSpec, run_probe
 from probing.core.features import CacheMismatch
@@ -46,7 +46,7 @@ def pixel_encoder(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def tiny_probe_release(tmp_path_factory) -> Path:
     """probe_n20_c3 with 24/6/30 rows: enough for towers that are slow on a CPU."""
-    from dataset_builder.build import BuildParams, build
+    from dataset_builder.release.build import BuildParams, build
 
     out = tmp_path_factory.mktemp("tiny_probe") / "g2m"
     build(out, "probe_n20_c3", BuildParams(scale=0.003), workers=1, progress=False)

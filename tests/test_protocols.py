@@ -14,9 +14,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from harness_tasks import score_answer
-from harness_tasks.answers.literal import LiteralError, read_literal
-from harness_tasks.answers.paper import first_list_of_lists, max_gen_toks, parse_paper
-from harness_tasks.answers.parsing import format_answer
+from scoring.literal import LiteralError, read_literal
+from scoring.paper import first_list_of_lists, max_gen_toks, parse_paper
+from scoring.parsing import format_answer
 
 #: A 9x9 target: row r is (r + c) % 3.
 T9 = [[(r + c) % 3 for c in range(9)] for r in range(9)]

@@ -10,10 +10,10 @@ import datasets
 import pytest
 from helpers import submission_doc, write_file
 
-from dataset_builder.build import BuildParams, build
-from dataset_builder.generate import RenderOptions
-from dataset_builder.provenance import dataset_content_sha256, generated_content_sha256
-from dataset_builder.spec import RELEASE_CONTENT_SHA256
+from dataset_builder.grids.generate import RenderOptions
+from dataset_builder.grids.spec import RELEASE_CONTENT_SHA256
+from dataset_builder.release.build import BuildParams, build
+from dataset_builder.release.provenance import dataset_content_sha256, generated_content_sha256
 from harness_tasks.evaluate import EvalSpec, run_eval
 from leaderboard.submissions.submission import LOCAL, RELEASE, validate, write_submission
 

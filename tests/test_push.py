@@ -18,11 +18,11 @@ from helpers import REPO, g2m
 from hub_reader import main as read_dataset
 from hub_server import HubStandIn
 
-from dataset_builder.build import BuildParams, build
-from dataset_builder.configs import CONFIG_NAMES
-from dataset_builder.provenance import describe_build, release_differences
-from dataset_builder.push import push
-from dataset_builder.spec import EVAL_YAML_NAME, HUB_REPO_ID
+from dataset_builder.grids.configs import CONFIG_NAMES
+from dataset_builder.grids.spec import EVAL_YAML_NAME, HUB_REPO_ID
+from dataset_builder.release.build import BuildParams, build
+from dataset_builder.release.provenance import describe_build, release_differences
+from dataset_builder.release.push import push
 from g2m_base.errors import BuildError
 
 pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes

@@ -129,8 +129,8 @@ def test_the_check_finds_what_made_the_old_claim_of_3_10_wrong():
     need, why = needed_floor()
     assert need == (3, 11)
     found = {w.split(":")[0] for w in why if "possessive" in w}
-    for rel in ("g2m_base/bounded_json.py", "harness_tasks/answers/scan.py", "harness_tasks/answers/parsing.py",
-                "harness_tasks/answers/paper.py", "harness_tasks/answers/literal.py"):
+    for rel in ("g2m_base/bounded_json.py", "scoring/scan.py", "scoring/parsing.py",
+                "scoring/paper.py", "scoring/literal.py"):
         assert rel in found, (rel, why)
 
 

@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 from reference_png import encode_palette_png
 
-from dataset_builder.render import (
+from dataset_builder.grids.render import (
     cell_layout,
     decode_indices,
     decode_matrix,

@@ -20,11 +20,11 @@ import vlm_server
 from helpers import REPO, WAIT
 
 from g2m_base.bounded_json import Rejected
-from harness_tasks.answers.budget import max_gen_toks
-from harness_tasks.answers.parsing import format_answer
 from harness_tasks.evaluate import EvalSpec, run_eval
 from leaderboard.reports.report import build_report
 from leaderboard.submissions.submission import write_submission
+from scoring.budget import max_gen_toks
+from scoring.parsing import format_answer
 
 pytestmark = pytest.mark.slow
 

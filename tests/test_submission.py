@@ -16,8 +16,7 @@ import zipfile
 import pytest
 from helpers import g2m, submission_doc, write_file
 
-from dataset_builder.spec import RELEASE_CONTENT_SHA256
-from harness_tasks.answers.parsing import format_answer
+from dataset_builder.grids.spec import RELEASE_CONTENT_SHA256
 from leaderboard.rescoring.rescore import truth_matrix
 from leaderboard.submissions.submission import (
     LOCAL,
@@ -28,6 +27,7 @@ from leaderboard.submissions.submission import (
     validate,
     write_submission,
 )
+from scoring.parsing import format_answer
 
 
 @pytest.mark.slow

@@ -9,13 +9,13 @@ import sys
 import pytest
 import yaml
 
-from dataset_builder.prompt import PROMPT_VERSION
+from dataset_builder.grids.prompt import PROMPT_VERSION
 from harness_tasks import TASK_DIR
-from harness_tasks.answers.budget import max_gen_toks
-from harness_tasks.answers.catalog import TASK_VERSION, all_tasks, tags
 from harness_tasks.with_lm_eval.taskgen import out_of_sync
 from harness_tasks.with_lm_eval.validate import expected_names, validate
 from harness_tasks.with_lmms_eval.taskgen import LMMS_TASK_DIR
+from scoring.budget import max_gen_toks
+from scoring.catalog import TASK_VERSION, all_tasks, tags
 
 
 def test_generated_yaml_is_in_sync():

@@ -15,8 +15,8 @@ from helpers import g2m
 from PIL import Image
 from reference_png import encode_palette_png
 
-from dataset_builder.table import SHARD_METADATA_KEY, table_to_parquet_bytes
-from dataset_builder.verify import verify
+from dataset_builder.release.table import SHARD_METADATA_KEY, table_to_parquet_bytes
+from dataset_builder.release.verify import verify
 
 pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
 

@@ -14,8 +14,8 @@ import pytest
 from helpers import g2m
 from PIL import Image
 
-from dataset_builder.table import SHARD_METADATA_KEY, table_to_parquet_bytes
-from dataset_builder.verify import verify
+from dataset_builder.release.table import SHARD_METADATA_KEY, table_to_parquet_bytes
+from dataset_builder.release.verify import verify
 
 pytestmark = pytest.mark.slow  # builds releases
 

@@ -13,9 +13,9 @@ import pyarrow.parquet as pq
 import pytest
 from helpers import g2m
 
-from dataset_builder.provenance import load_manifest
-from dataset_builder.table import SHARD_METADATA_KEY, table_to_parquet_bytes
-from dataset_builder.verify import planned_shards, verify
+from dataset_builder.release.provenance import load_manifest
+from dataset_builder.release.table import SHARD_METADATA_KEY, table_to_parquet_bytes
+from dataset_builder.release.verify import planned_shards, verify
 
 pytestmark = pytest.mark.slow  # builds a release
 
@@ -81,7 +81,7 @@ def test_only_the_sampled_rows_are_regenerated(small_release, sample, regenerate
 
 def test_the_sample_costs_less_than_the_full_check(small_release, monkeypatch):
     """Rows outside the sample are never generated: count the images the encoder is asked for."""
-    import dataset_builder.generate as generate
+    import dataset_builder.grids.generate as generate
 
     made = []
     real = generate.encode_grid_png, generate.encode_grid_pngs

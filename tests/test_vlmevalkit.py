@@ -17,9 +17,8 @@ import pytest
 from helpers import g2m
 from PIL import Image
 
-from dataset_builder.render import render_rgb
+from dataset_builder.grids.render import render_rgb
 from g2m_base.errors import UsageError
-from harness_tasks.answers.parsing import format_answer
 from harness_tasks.with_vlmevalkit.files import (
     EXCEL_CELL_LIMIT,
     find_prediction_file,
@@ -29,6 +28,7 @@ from harness_tasks.with_vlmevalkit.files import (
 from leaderboard.rescoring.rescore import truth_matrix, zero_shot_truth
 from leaderboard.runs.load import load_run
 from leaderboard.runs.run import RunError
+from scoring.parsing import format_answer
 
 pd = pytest.importorskip("pandas")
 REASONING = 44_752  # the length of the answer that was cut in the real run: long reasoning, then the right grid

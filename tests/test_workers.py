@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from helpers import REPO, ended, wait_for
 
-from dataset_builder.build import BuildParams, build
+from dataset_builder.release.build import BuildParams, build
 
 pytestmark = pytest.mark.slow  # starts real builds and kills them
 

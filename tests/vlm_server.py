@@ -55,8 +55,8 @@ from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dataset_builder.render import decode_matrix  # noqa: E402
-from harness_tasks.answers.parsing import format_answer  # noqa: E402
+from dataset_builder.grids.render import decode_matrix  # noqa: E402
+from scoring.parsing import format_answer  # noqa: E402
 
 SENTINEL = "[... REQUEST_FAILED after 3 retries: 1 2 3 4 5 6 7 8 9] ..."
 #: Bodies a broken server or proxy may send with HTTP 200, each not a chat completion.

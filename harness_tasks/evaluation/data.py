@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from dataset_builder.provenance import dataset_content_sha256
-from dataset_builder.source import load_config, provenance, resolve_source
+from dataset_builder.release.provenance import dataset_content_sha256
+from dataset_builder.release.source import load_config, provenance, resolve_source
 
 CONFIG = "zero_shot"
 SPLIT = "test"

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dataset_builder.configs import get_config
-from dataset_builder.provenance import load_manifest
-from dataset_builder.source import resolve_source
+from dataset_builder.grids.configs import get_config
+from dataset_builder.release.provenance import load_manifest
+from dataset_builder.release.source import resolve_source
 from g2m_base.errors import G2MError
-from harness_tasks.answers.budget import IMAGE_TOKS, PROMPT_TOKS, suggest_max_model_len
-from harness_tasks.answers.catalog import budget, task_info, task_names
+from scoring.budget import IMAGE_TOKS, PROMPT_TOKS, suggest_max_model_len
+from scoring.catalog import budget, task_info, task_names
 
 TOKENS_PER_CELL = 3
 

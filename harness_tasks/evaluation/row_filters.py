@@ -7,8 +7,8 @@ the two size columns at once (harnesses call it several times per task; a row-by
 
 from __future__ import annotations
 
-from dataset_builder.configs import ZERO_SHOT_COLORS, ZERO_SHOT_SIZES
-from dataset_builder.spec import cell_key
+from dataset_builder.grids.configs import ZERO_SHOT_COLORS, ZERO_SHOT_SIZES
+from dataset_builder.grids.spec import cell_key
 from harness_tasks.evaluation.images import PngImage
 
 

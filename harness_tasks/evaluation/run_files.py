@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from dataset_builder.prompt import PROMPT_VERSION
+from dataset_builder.grids.prompt import PROMPT_VERSION
 from g2m_base.files import atomic_write_text, ensure_dir, safe_name
-from harness_tasks.answers.catalog import TASK_VERSION, budget, task_info
-from harness_tasks.answers.parsing import format_answer
-from harness_tasks.answers.replies import answer_detail
-from harness_tasks.answers.score import METRICS, score_answer
 from harness_tasks.evaluation.score_table import tag_scores
+from scoring.catalog import TASK_VERSION, budget, task_info
+from scoring.parsing import format_answer
+from scoring.replies import answer_detail
+from scoring.score import METRICS, score_answer
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ def write_run(out: Path, model: str, harness: str, samples: list[HarnessSample],
               config: dict | None = None, folder: str | None = None) -> Path:
     """Write ``out/<folder>/results_<date>.json`` and the samples files; returns the run folder. ``folder`` defaults
     to the model's name (``g2m eval`` passes ``run_key.folder_name``, which adds a digest of non-default settings)."""
-    from harness_tasks.answers.replies import GenText, bounded
+    from scoring.replies import GenText, bounded
 
     folder = ensure_dir(Path(out) / (folder or safe_name(model)))
     date = datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%S.%f")

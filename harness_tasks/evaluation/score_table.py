@@ -3,8 +3,8 @@ each complete tag's scores."""
 
 from __future__ import annotations
 
-from harness_tasks.answers.score import METRICS as SCORES
-from harness_tasks.answers.score import PROTOCOL_TITLES
+from scoring.score import METRICS as SCORES
+from scoring.score import PROTOCOL_TITLES
 
 
 def _value(entry: dict, metric: str) -> float | None:
@@ -13,7 +13,7 @@ def _value(entry: dict, metric: str) -> float | None:
 
 
 def _cells(results: dict) -> dict[str, dict[tuple[int, int], dict]]:
-    from harness_tasks.answers.catalog import task_info
+    from scoring.catalog import task_info
 
     out: dict[str, dict[tuple[int, int], dict]] = {}
     for task, entry in results.get("results", {}).items():
@@ -56,7 +56,7 @@ def score_table(results: dict, title: str) -> str:
 def tag_scores(results: dict) -> dict[str, dict[str, float]]:
     """Each G2M tag whose tasks all ran: its scores, the per-task means weighted by sample count (what an lm-eval
     group would aggregate; G2M's sets are tags, which lm-eval does not aggregate)."""
-    from harness_tasks.answers.catalog import tags, task_info
+    from scoring.catalog import tags, task_info
 
     ran = {k.strip(" -"): v for k, v in results.get("results", {}).items() if task_info(k)}
     counts = {t: (results.get("n-samples", {}).get(t) or {}).get("effective") or 1 for t in ran}

@@ -14,14 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dataset_builder import __version__
-from dataset_builder.provenance import library_versions
+from dataset_builder.release.provenance import library_versions
 from g2m_base.errors import UsageError
-from harness_tasks.answers.catalog import all_tasks, tags
-from harness_tasks.answers.score import PROTOCOLS
 from harness_tasks.evaluation.model_args import NAME_KEYS, ModelArgs, model_name
 from harness_tasks.serving.endpoints import chat_url, served_model
 from harness_tasks.serving.launcher import find_vllm
 from harness_tasks.serving.link import ServerLink
+from scoring.catalog import all_tasks, tags
+from scoring.score import PROTOCOLS
 
 BASELINES = ("g2m-oracle", "g2m-random")
 CHAT = "g2m-chat"

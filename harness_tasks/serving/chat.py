@@ -29,10 +29,10 @@ from lm_eval.api.registry import register_model
 from lm_eval.models.api_models import JsonChatStr, create_image_prompt
 from lm_eval.models.openai_completions import LocalChatCompletion
 
-from dataset_builder.spec import IMAGE_PLACEHOLDER
+from dataset_builder.grids.spec import IMAGE_PLACEHOLDER
 from g2m_base.errors import UsageError
-from harness_tasks.answers.replies import GenText, bounded, failed
 from harness_tasks.serving.endpoints import chat_url, served_model
+from scoring.replies import GenText, bounded, failed
 
 #: A loaded server still streams at least this many tokens per second to each request.
 MIN_TOKENS_PER_SECOND = 10

@@ -2,7 +2,7 @@
 
 The same rows, prompt, budgets and greedy decoding as the lm-eval and lmms-eval tasks; sample ids are the row ids;
 the image is the release's PNG as a data URL (inspect passes data URLs to the server unchanged); the scorer is a thin
-adapter over ``harness_tasks.answers.score.score_answer``, with inspect's ``stop_reason`` ("max_tokens", "model_length")
+adapter over ``scoring.score.score_answer``, with inspect's ``stop_reason`` ("max_tokens", "model_length")
 as the finish reason, so ``truncated`` is a fact here. A sample whose generation failed after its retries never
 reaches the scorer: ``g2m eval --harness inspect`` records it as ``request_failed``.
 
@@ -25,13 +25,13 @@ from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import TaskState, generate
 
 from g2m_base.errors import UsageError
-from harness_tasks.answers.catalog import TASK_VERSION, budget, tags_of, task_info, task_names
-from harness_tasks.answers.parsing import format_answer
-from harness_tasks.answers.replies import GenText, answer_detail
-from harness_tasks.answers.score import METRICS, score_answer
 from harness_tasks.evaluation import data
 from harness_tasks.evaluation.row_filters import select_cell
 from harness_tasks.with_inspect.paths import user_path
+from scoring.catalog import TASK_VERSION, budget, tags_of, task_info, task_names
+from scoring.parsing import format_answer
+from scoring.replies import GenText, answer_detail
+from scoring.score import METRICS, score_answer
 
 #: inspect's stop reasons that mean "cut at the budget or the context".
 LENGTH_STOPS = frozenset({"max_tokens", "model_length"})

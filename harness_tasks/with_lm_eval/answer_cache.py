@@ -14,7 +14,7 @@ import sqlite3
 from pathlib import Path
 
 from g2m_base.errors import StorageError
-from harness_tasks.answers.replies import GenText
+from scoring.replies import GenText
 
 #: A table of its own: a file written by the previous (sqlitedict) cache keeps its table, which is simply not read.
 TABLE = "g2m_answers"

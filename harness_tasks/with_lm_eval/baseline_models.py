@@ -1,7 +1,7 @@
 """Two deterministic reference models registered with lm-eval: ``g2m-oracle`` and ``g2m-random``.
 
 They run through the real harness path (prompt, image, ``generate_until``, parse, score), so they test it. Their
-answers are the pure functions of ``harness_tasks.answers.baselines``: the oracle reads the cells from the image it is sent,
+answers are the pure functions of ``scoring.baselines``: the oracle reads the cells from the image it is sent,
 the random model draws values seeded by the row id; the grid size and palette size come from the request's row, never
 from re-reading the prompt. By default they write their whole answer whatever the budget (a perfect model with a
 compact enough tokenizer: the oracle scores 1.0 under both protocols). With ``budget=chars`` in the model arguments
@@ -20,8 +20,8 @@ from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 from tqdm.auto import tqdm
 
-from harness_tasks.answers.baselines import oracle_answer, random_answer
-from harness_tasks.answers.replies import GenText
+from scoring.baselines import oracle_answer, random_answer
+from scoring.replies import GenText
 
 
 class _Baseline(LM):

@@ -13,12 +13,10 @@ import json
 import logging
 from pathlib import Path
 
-from dataset_builder.prompt import PROMPT_VERSION
+from dataset_builder.grids.prompt import PROMPT_VERSION
 from g2m_base.errors import MissingDependency, UsageError
 from g2m_base.files import safe_name
 from g2m_base.installs import install_hint, missing_module, one_line, providers
-from harness_tasks.answers.budget import suggest_max_model_len
-from harness_tasks.answers.catalog import TASK_VERSION, max_budget
 from harness_tasks.evaluation import data
 from harness_tasks.evaluation.model_args import ModelArgs
 from harness_tasks.evaluation.run_files import save_run
@@ -26,6 +24,8 @@ from harness_tasks.evaluation.run_key import RunKey, folder_name, run_record
 from harness_tasks.evaluation.score_table import tag_scores
 from harness_tasks.evaluation.settings import BASELINES, CHAT, EvalSpec, Target, versions
 from harness_tasks.with_lm_eval.taskgen import task_folder
+from scoring.budget import suggest_max_model_len
+from scoring.catalog import TASK_VERSION, max_budget
 
 #: The package extra that brings each backend's dependencies (default: ``harness``).
 EXTRAS = {"vllm-vlm": "vllm", "vllm": "vllm"}

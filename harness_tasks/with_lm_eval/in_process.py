@@ -19,7 +19,7 @@ from collections import defaultdict, deque
 
 from lm_eval.models.hf_vlms import HFMultimodalLM
 
-from harness_tasks.answers.replies import GenText, finish_reasons
+from scoring.replies import GenText, finish_reasons
 
 
 class HFMultimodalFinish(HFMultimodalLM):

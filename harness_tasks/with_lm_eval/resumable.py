@@ -32,9 +32,9 @@ from pathlib import Path
 from lm_eval.api.model import LM, hash_args
 from tqdm.auto import tqdm
 
-from harness_tasks.answers.replies import bounded, is_failed
 from harness_tasks.evaluation.images import release_images
 from harness_tasks.with_lm_eval.answer_cache import AnswerCache, CacheError
+from scoring.replies import bounded, is_failed
 
 log = logging.getLogger(__name__)
 COMMIT_SECONDS = 30.0

@@ -1,6 +1,6 @@
 """Write the lm-eval task folder from the task catalog, in upstream's style.
 
-The installed folder (``harness_tasks/tasks``) reads the Hub release. ``write_folder(..., DataSource.local(DIR))``
+The installed folder (``harness_tasks/lm_eval_tasks``) reads the Hub release. ``write_folder(..., DataSource.local(DIR))``
 writes the same tasks for a local build (``g2m tasks-dir --data DIR``; ``g2m eval --data DIR`` does it for you). The
 files are generated, never edited by hand: ``python scripts/gen_tasks.py`` rewrites the installed folder and
 ``--check`` fails when it is out of sync.
@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dataset_builder.spec import cell_key
+from dataset_builder.grids.spec import cell_key
 from harness_tasks import TASK_DIR
-from harness_tasks.answers.catalog import PROTOCOLS, all_tasks, budget, tags_of
 from harness_tasks.evaluation.task_yaml import (
     HEADER,
     TEMPLATE,
@@ -25,6 +24,7 @@ from harness_tasks.evaluation.task_yaml import (
     variant_key,
     write_files,
 )
+from scoring.catalog import PROTOCOLS, all_tasks, budget, tags_of
 
 RELEASE = DataSource()
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from dataset_builder.spec import IMAGE_PLACEHOLDER
+from dataset_builder.grids.spec import IMAGE_PLACEHOLDER
 from harness_tasks import TASK_DIR
-from harness_tasks.answers.catalog import all_tasks, tags
-from harness_tasks.answers.score import PROTOCOLS
 from harness_tasks.evaluation.task_yaml import TEMPLATE, DataSource
 from harness_tasks.with_lm_eval.taskgen import out_of_sync, write_folder
+from scoring.catalog import all_tasks, tags
+from scoring.score import PROTOCOLS
 
 
 def expected_names() -> list[str]:

@@ -23,15 +23,15 @@ import lmms_eval  # noqa: F401  (run as a child process; imported here so a miss
 from g2m_base.bounded_json import loads, read_json
 from g2m_base.errors import HarnessError
 from g2m_base.untrusted import term
-from harness_tasks.answers.catalog import task_names
-from harness_tasks.answers.replies import from_lmms_eval
-from harness_tasks.answers.score import METRICS
 from harness_tasks.evaluation import data
 from harness_tasks.evaluation.model_args import ModelArgs
 from harness_tasks.evaluation.run_files import HarnessSample, write_run
 from harness_tasks.evaluation.run_key import RunKey, folder_name, run_record
 from harness_tasks.evaluation.settings import EvalSpec, Target
 from harness_tasks.with_lmms_eval.taskgen import task_folder
+from scoring.catalog import task_names
+from scoring.replies import from_lmms_eval
+from scoring.score import METRICS
 
 LOG_TAIL = 25
 
@@ -116,8 +116,8 @@ def read_samples(results_path: Path, tasks: list[str], rows: dict[str, dict]) ->
 
 
 def _same(logged: float, sample: HarnessSample, task: str, metric: str) -> bool:
-    from harness_tasks.answers.catalog import task_info
-    from harness_tasks.answers.score import score_answer
+    from scoring.catalog import task_info
+    from scoring.score import score_answer
 
     score = score_answer(sample.text, sample.row["matrix"], sample.finish_reason, task_info(task)[2])
     return abs(float(logged) - score.metrics()[metric]) < 1e-12

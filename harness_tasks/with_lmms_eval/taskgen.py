@@ -1,7 +1,7 @@
 """Write the lmms-eval task folder from the same task definitions as the lm-eval one (``taskgen``).
 
-Same tasks (names, rows, prompt, budgets, greedy decoding, protocols), same hooks (``lmms_tasks/utils.py`` adapts
-``harness_tasks.answers.score.score_answer``), same sets. What differs is lmms-eval's schema and its pitfalls:
+Same tasks (names, rows, prompt, budgets, greedy decoding, protocols), same hooks (``lmms_eval_tasks/utils.py`` adapts
+``scoring.score.score_answer``), same sets. What differs is lmms-eval's schema and its pitfalls:
 
 - the budget key is ``max_new_tokens``, and ``include:`` merges shallowly, so every task repeats the whole
   ``generation_kwargs`` (greedy, temperature 0.0, ``until`` explicit: lmms-eval's default stops at a blank line);
@@ -21,9 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dataset_builder.spec import cell_key
-from harness_tasks.answers.catalog import METRICS, TASK_VERSION, all_tasks, budget, tags
-from harness_tasks.answers.score import PROTOCOLS
+from dataset_builder.grids.spec import cell_key
 from harness_tasks.evaluation.task_yaml import (
     HEADER,
     TEMPLATE,
@@ -37,8 +35,10 @@ from harness_tasks.evaluation.task_yaml import (
     write_files,
     yaml_scalar,
 )
+from scoring.catalog import METRICS, TASK_VERSION, all_tasks, budget, tags
+from scoring.score import PROTOCOLS
 
-LMMS_TASK_DIR = Path(__file__).resolve().parent.parent / "lmms_tasks"
+LMMS_TASK_DIR = Path(__file__).resolve().parent.parent / "lmms_eval_tasks"
 RELEASE = DataSource()
 #: Never produced by a model answering G2M: the generation stops at the budget or the model's end of turn.
 UNTIL = "<|g2m-no-stop-string|>"

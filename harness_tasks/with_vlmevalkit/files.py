@@ -31,12 +31,12 @@ from pathlib import Path
 from typing import NamedTuple
 
 from dataset_builder import __version__
-from dataset_builder.spec import cell_key
+from dataset_builder.grids.spec import cell_key
 from g2m_base.bounded_json import read_json
 from g2m_base.errors import UsageError
 from g2m_base.files import ensure_dir, output_file, write_error
-from harness_tasks.answers.catalog import TASK_VERSION
-from harness_tasks.answers.parsing import format_answer
+from scoring.catalog import TASK_VERSION
+from scoring.parsing import format_answer
 
 DATASET_NAME = "Grid2Matrix"  # no "openended" (Qwen presets would append a short-answer hint) and no A/B columns
 FAILED_MARK = "Failed to obtain answer"
@@ -187,8 +187,8 @@ def export(out: str | Path, data: str | None = None, tasks: tuple[str, ...] = ("
     """Write the TSV for the rows of ``tasks`` (tags or task names; the g2m protocol's rows) of the resolved data."""
     import datasets
 
-    from harness_tasks.answers.catalog import task_info, task_names
     from harness_tasks.evaluation import data as data_module
+    from scoring.catalog import task_info, task_names
 
     cells = {task_info(t)[:2] for t in task_names(tasks)}
     if not cells:

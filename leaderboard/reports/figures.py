@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dataset_builder.render import cell_layout
-from dataset_builder.spec import DEFAULT_RESOLUTION, PALETTE
+from dataset_builder.grids.render import cell_layout
+from dataset_builder.grids.spec import DEFAULT_RESOLUTION, PALETTE
 from g2m_base.plotting import pyplot as _plt
 from g2m_base.untrusted import plot
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dataset_builder.spec import MAX_COLORS, MAX_GRID_SIZE, MIN_COLORS, PROBE_RESULT_FORMAT, SWEEP_RESULT_FORMAT
+from dataset_builder.grids.spec import MAX_COLORS, MAX_GRID_SIZE, MIN_COLORS, PROBE_RESULT_FORMAT, SWEEP_RESULT_FORMAT
 from g2m_base.bounded_json import Rejected, read_json
 from g2m_base.errors import UsageError
 from g2m_base.untrusted import plot

@@ -11,11 +11,10 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from dataset_builder.spec import DEFAULT_RESOLUTION, PATCH_SIZES
+from dataset_builder.grids.spec import DEFAULT_RESOLUTION, PATCH_SIZES
 from g2m_base.errors import UsageError
 from g2m_base.files import ensure_dir
 from g2m_base.untrusted import plot
-from harness_tasks.answers.score import PROTOCOL_TITLES
 from leaderboard.reports import figures
 from leaderboard.reports.probes import load_probes, load_sweeps, sweep_sections
 from leaderboard.reports.report_page import write_report
@@ -23,6 +22,7 @@ from leaderboard.rescoring import patch_crossing
 from leaderboard.rescoring.rescore import by_task, color_bias, confusion_by_palette, heatmaps, score_output, summarise
 from leaderboard.runs import identity
 from leaderboard.runs.load import load_run
+from scoring.score import PROTOCOL_TITLES
 
 
 @dataclass(frozen=True)

@@ -9,15 +9,15 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from dataset_builder.spec import PALETTE, RELEASE_CONTENT_SHA256
+from dataset_builder.grids.spec import PALETTE, RELEASE_CONTENT_SHA256
 from g2m_base.files import atomic_write_text
 from g2m_base.untrusted import md as md_text
 from g2m_base.untrusted import strict_json, term
-from harness_tasks.answers.paper import STRATEGY_NAMES as PAPER_STRATEGY_NAMES
-from harness_tasks.answers.parsing import STRATEGY_NAMES
-from harness_tasks.answers.score import METRICS
 from harness_tasks.with_vlmevalkit.files import EXCEL_CELL_LIMIT
 from leaderboard.pages.html import fmt, fmt_ci, md_table, render
+from scoring.paper import STRATEGY_NAMES as PAPER_STRATEGY_NAMES
+from scoring.parsing import STRATEGY_NAMES
+from scoring.score import METRICS
 
 TEMPLATES = Path(__file__).with_name("templates")
 

@@ -1,6 +1,6 @@
 """How G2M cells meet an encoder's patch grid, computed exactly from the render rules.
 
-Cell j owns image pixels ``b[j] .. b[j+1] - 1`` (``dataset_builder.render.cell_layout``: the next cell overwrites the
+Cell j owns image pixels ``b[j] .. b[j+1] - 1`` (``dataset_builder.grids.render.cell_layout``: the next cell overwrites the
 shared edge). A model that resizes the 512-px image to S px and cuts it into P-px patches sees pixel x at
 ``x * S / 512`` (``spec.DEFAULT_RESOLUTION``). For each cell we take the share of its area inside the patch that holds most of it; the rest,
 ``1 - share``, is how much of the cell crosses patch boundaries (0 for a cell inside one patch). The grid is
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from dataset_builder.render import cell_layout
-from dataset_builder.spec import DEFAULT_RESOLUTION
+from dataset_builder.grids.render import cell_layout
+from dataset_builder.grids.spec import DEFAULT_RESOLUTION
 
 
 def _axis_share(grid_size: int, patch: float, input_size: float, resolution: int) -> np.ndarray:

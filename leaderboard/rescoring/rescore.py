@@ -2,7 +2,7 @@
 
 The leaderboard never reads a score from a submission: the ground truth of every ``zero_shot`` id is regenerated
 from its seed (``dataset_builder``'s generator is a pure function of seed, N and C, and ``g2m verify`` proves the
-release equals it), and every output is scored by ``harness_tasks.answers.score.score_answer``, the function behind the
+release equals it), and every output is scored by ``scoring.score.score_answer``, the function behind the
 lm-eval hooks. The same code scores a researcher's own lm-eval run in ``g2m report``.
 """
 
@@ -15,10 +15,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from dataset_builder.configs import get_config
-from dataset_builder.generate import make_matrix
+from dataset_builder.grids.configs import get_config
+from dataset_builder.grids.generate import make_matrix
 from g2m_base.stats import bootstrap_mean, wilson
-from harness_tasks.answers.score import AnswerScore, as_grid, score_answer
+from scoring.score import AnswerScore, as_grid, score_answer
 
 
 @dataclass(frozen=True)

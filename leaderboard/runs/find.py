@@ -10,8 +10,8 @@ from pathlib import Path
 
 from g2m_base.bounded_json import read_json
 from g2m_base.errors import G2MError
-from harness_tasks.answers.catalog import task_info
 from leaderboard.runs.run import NoResults, RunError
+from scoring.catalog import task_info
 
 _RESULTS = re.compile(r"^results_(?P<date>.+)\.json$")
 #: The fields of a results file that reports and submissions read, and the JSON types each may have.

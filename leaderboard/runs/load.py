@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from g2m_base.errors import G2MError
-from harness_tasks.answers.catalog import task_info
 from leaderboard.rescoring.rescore import zero_shot_truth
 from leaderboard.runs.find import choose_results, locate, prediction_file, read_results, samples_files, task_of
 from leaderboard.runs.release import check_against_release, release_samples
 from leaderboard.runs.run import NoResults, Run, RunError
 from leaderboard.runs.samples import SamplesReader, missing_samples
+from scoring.catalog import task_info
 
 
 def load_vlmevalkit(path: Path) -> Run:

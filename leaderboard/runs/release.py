@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness_tasks.answers.score import REQUEST_FAILED
 from leaderboard.rescoring.rescore import Truth, truth_matrix, zero_shot_truth
 from leaderboard.runs.run import Sample
+from scoring.score import REQUEST_FAILED
 
 
 def check_against_release(s: Sample, task_n: int, task_c: int, truth: dict[str, Truth]) -> None:

@@ -10,7 +10,7 @@ import numpy as np
 
 from g2m_base.errors import G2MError
 from harness_tasks import model_name
-from harness_tasks.answers.score import REQUEST_FAILED
+from scoring.score import REQUEST_FAILED
 
 
 class RunError(G2MError, ValueError):

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import numpy as np
 
-from dataset_builder.spec import MAX_COLORS, MAX_GRID_SIZE, MIN_COLORS
+from dataset_builder.grids.spec import MAX_COLORS, MAX_GRID_SIZE, MIN_COLORS
 from g2m_base.bounded_json import loads
-from harness_tasks.answers.catalog import task_info
-from harness_tasks.answers.score import REQUEST_FAILED
 from leaderboard.runs.run import RunError, Sample
+from scoring.catalog import task_info
+from scoring.score import REQUEST_FAILED
 
 #: The finish reasons a run's samples may report (anything else is ignored, never trusted).
 FINISH_REASONS = frozenset({"stop", "length", "content_filter", "tool_calls", REQUEST_FAILED})

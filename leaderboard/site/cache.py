@@ -31,15 +31,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from dataset_builder import __version__
-from dataset_builder.configs import ZERO_SHOT_SIZES
-from dataset_builder.spec import RELEASE_CONTENT_SHA256
+from dataset_builder.grids.configs import ZERO_SHOT_SIZES
+from dataset_builder.grids.spec import RELEASE_CONTENT_SHA256
 from g2m_base.bounded_json import MAX_FILE_BYTES, Rejected, read_json
 from g2m_base.errors import UsageError
 from g2m_base.files import TEMP_MARK, atomic_write_text
 from g2m_base.untrusted import strict_json
-from harness_tasks.answers.catalog import TASK_VERSION
-from harness_tasks.answers.score import METRICS, PROTOCOLS
 from leaderboard.rescoring.rescore import summarise
+from scoring.catalog import TASK_VERSION
+from scoring.score import METRICS, PROTOCOLS
 
 CACHE_DIR = ".g2m-cache"
 ENTRY_FORMAT = "g2m-leaderboard-cache/2"  # /1 carried a plain sha256 anyone could recompute: never read

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from dataset_builder.configs import ZERO_SHOT_COLORS, ZERO_SHOT_SIZES
+from dataset_builder.grids.configs import ZERO_SHOT_COLORS, ZERO_SHOT_SIZES
 
 TOP = 10  # lines drawn before any box is ticked
 #: Ten colours told apart in print and by most colour-blind readers (Tableau 10); models past them cycle with dashes.

@@ -18,7 +18,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from dataset_builder.spec import HUB_REPO_ID
+from dataset_builder.grids.spec import HUB_REPO_ID
 from g2m_base.untrusted import term
 
 #: Entries listed at most (the Hub's answer is read whole by its client; the page stays readable).

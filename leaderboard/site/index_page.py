@@ -14,8 +14,8 @@ from pathlib import Path
 
 from markupsafe import Markup
 
-from dataset_builder.configs import ZERO_SHOT_SIZES
-from dataset_builder.spec import README_NAME, SUBMISSIONS_REPO_ID, SUBMISSIONS_URL
+from dataset_builder.grids.configs import ZERO_SHOT_SIZES
+from dataset_builder.grids.spec import README_NAME, SUBMISSIONS_REPO_ID, SUBMISSIONS_URL
 from g2m_base.files import atomic_write_text
 from g2m_base.untrusted import md as md_text
 from leaderboard.pages.html import fmt, md_table, render

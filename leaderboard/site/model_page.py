@@ -7,15 +7,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dataset_builder.spec import PATCH_SIZES
+from dataset_builder.grids.spec import PATCH_SIZES
 from g2m_base.files import atomic_write_text
 from g2m_base.untrusted import plot
-from harness_tasks.answers.score import PROTOCOL_TITLES
 from leaderboard.pages.html import fmt, fmt_ci, render
 from leaderboard.reports import figures
 from leaderboard.rescoring import patch_crossing
 from leaderboard.rescoring.rescore import by_task, color_bias, confusion_by_palette, heatmaps, summarise
 from leaderboard.site.gap_board import draw_sweeps
+from scoring.score import PROTOCOL_TITLES
 
 TEMPLATES = Path(__file__).with_name("templates")
 

@@ -9,17 +9,17 @@ from pathlib import Path
 
 from PIL import Image
 
-from dataset_builder.configs import ZERO_SHOT_SIZES
-from dataset_builder.render import render_rgb
+from dataset_builder.grids.configs import ZERO_SHOT_SIZES
+from dataset_builder.grids.render import render_rgb
 from g2m_base.bounded_json import Rejected
 from g2m_base.errors import UsageError
 from g2m_base.files import safe_name
 from g2m_base.untrusted import check_value
-from harness_tasks.answers.baselines import oracle_answer, random_answer
 from leaderboard.rescoring.rescore import score_output, summarise, truth_matrix, zero_shot_truth
 from leaderboard.site import gap_board
 from leaderboard.site.index_page import VIEWS
 from leaderboard.submissions.submission import LOCAL, RELEASE, check_metadata
+from scoring.baselines import oracle_answer, random_answer
 
 
 def slug(name: str, suffix: str = "") -> str:

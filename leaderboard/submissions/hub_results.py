@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dataset_builder.spec import DATASET_REVISION, HUB_REPO_ID, HUB_TASKS, SUBMISSIONS_URL
+from dataset_builder.grids.spec import DATASET_REVISION, HUB_REPO_ID, HUB_TASKS, SUBMISSIONS_URL
 from g2m_base.errors import UsageError
 from g2m_base.untrusted import term
 
@@ -27,7 +27,7 @@ EVAL_RESULTS_PATH = ".eval_results/grid2matrix.yaml"
 
 def task_rows(scored: list, task_id: str) -> list:
     """The re-scored outputs a Hub task ranks on: those of the G2M tasks its tag (the task id) names."""
-    from harness_tasks.answers.catalog import task_info, task_names
+    from scoring.catalog import task_info, task_names
 
     cells = {task_info(name)[:2] for name in task_names((task_id,))}
     if not cells:
@@ -37,7 +37,7 @@ def task_rows(scored: list, task_id: str) -> list:
 
 def _notes(meta: dict) -> str:
     """The protocol and the reasoning budget, from what the run recorded (its per-task answer budgets)."""
-    from harness_tasks.answers.catalog import budget, task_info
+    from scoring.catalog import budget, task_info
 
     gen = meta.get("generation") or {}
     toks = gen.get("max_gen_toks") if isinstance(gen.get("max_gen_toks"), dict) else {}

@@ -27,8 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dataset_builder.configs import CONFIG_NAMES, get_config
-from dataset_builder.spec import SWEEP_RESULT_FORMAT
+from dataset_builder.grids.configs import CONFIG_NAMES, get_config
+from dataset_builder.grids.spec import SWEEP_RESULT_FORMAT
 from g2m_base.bounded_json import Rejected
 from g2m_base.stats import bootstrap_mean, wilson
 from g2m_base.untrusted import term
@@ -133,7 +133,7 @@ def _section(kind: str, record: dict, model: dict, run_model: str, readouts: lis
 def collect(folder: str | Path, run) -> list[dict]:
     """One section per sweep and per ``g2m probe`` result below ``folder``, each of the run's model (identity rule:
     another model's probe is refused in one line naming both)."""
-    from dataset_builder.spec import PROBE_RESULT_FORMAT
+    from dataset_builder.grids.spec import PROBE_RESULT_FORMAT
     from g2m_base.bounded_json import read_json
 
     found = []

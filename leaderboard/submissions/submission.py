@@ -18,17 +18,17 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dataset_builder.spec import DATASET_REVISION, HUB_REPO_ID, RELEASE_CONTENT_SHA256, cell_key
+from dataset_builder.grids.spec import DATASET_REVISION, HUB_REPO_ID, RELEASE_CONTENT_SHA256, cell_key
 from g2m_base.bounded_json import MAX_FILE_BYTES, Rejected, check_structure, check_utf8, read_bytes, read_object
 from g2m_base.errors import UsageError
 from g2m_base.files import atomic_write_bytes, output_file
 from g2m_base.untrusted import MAX_STRING, check_value, term
-from harness_tasks.answers.catalog import all_tasks
-from harness_tasks.answers.parsing import MAX_ANSWER_CHARS
 from leaderboard.rescoring.rescore import by_task, score_output, summarise, truth_matrix, zero_shot_truth
 from leaderboard.runs.load import load_run
 from leaderboard.submissions import model_info, probe_section
 from leaderboard.submissions.run_metadata import metadata_from_run, server_facts
+from scoring.catalog import all_tasks
+from scoring.parsing import MAX_ANSWER_CHARS
 
 FORMAT = "g2m-submission/1"
 MAX_OUTPUT_CHARS = MAX_ANSWER_CHARS  # longer outputs could never parse anyway

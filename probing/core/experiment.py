@@ -15,10 +15,10 @@ import numpy as np
 import torch
 
 from dataset_builder import __version__
-from dataset_builder.configs import CONFIG_NAMES, get_config
-from dataset_builder.provenance import library_versions
-from dataset_builder.source import load_config, provenance
-from dataset_builder.spec import PROBE_RESULT_FORMAT
+from dataset_builder.grids.configs import CONFIG_NAMES, get_config
+from dataset_builder.grids.spec import PROBE_RESULT_FORMAT
+from dataset_builder.release.provenance import library_versions
+from dataset_builder.release.source import load_config, provenance
 from g2m_base.errors import UsageError
 from g2m_base.files import atomic_write_text, safe_name
 from probing.core.encoders import READOUTS, load_encoder

@@ -13,7 +13,7 @@ from tqdm.auto import tqdm
 
 from g2m_base.errors import UsageError
 from probing.core.encoders import torch_dtype_of
-from probing.sweep import chat
+from probing.sweep import taps as chat  # the LLM's input
 from probing.sweep.points import Point, TokenGrid, stored_shape
 from probing.sweep.settings import SweepSpec
 from probing.sweep.store import Dist, Store

@@ -14,9 +14,9 @@ import math
 from pathlib import Path
 from types import SimpleNamespace
 
-from dataset_builder.configs import get_config
-from dataset_builder.prompt import build_prompt
-from dataset_builder.spec import DEFAULT_RESOLUTION
+from dataset_builder.grids.configs import get_config
+from dataset_builder.grids.prompt import build_prompt
+from dataset_builder.grids.spec import DEFAULT_RESOLUTION
 from g2m_base.bounded_json import read_json
 from g2m_base.errors import UsageError
 from probing.core.encoders import QWEN, load_config, processor_input
@@ -163,7 +163,7 @@ def _image_input(spec, config) -> tuple[dict, str]:
 
 def _rows(spec) -> dict[str, int]:
     if spec.data:
-        from dataset_builder.source import load_config as load_rows
+        from dataset_builder.release.source import load_config as load_rows
 
         return {s: len(load_rows(spec.config, s, spec.data)) for s in ("train", "validation", "test")}
     return {s.name: sum(b.count for b in s.blocks) for s in get_config(spec.config).splits}

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from dataset_builder.spec import DEFAULT_RESOLUTION
+from dataset_builder.grids.spec import DEFAULT_RESOLUTION
 from probing.core.encoders import QWEN, EncoderError
 
 STAGES = ("tower", "projector", "llm")  # what --points takes; ``deepstack`` points come with the projector

@@ -33,15 +33,15 @@ from pathlib import Path
 import torch
 
 from dataset_builder import __version__
-from dataset_builder.configs import get_config
-from dataset_builder.provenance import library_versions
-from dataset_builder.source import load_config, provenance
-from dataset_builder.spec import SWEEP_RESULT_FORMAT
+from dataset_builder.grids.configs import get_config
+from dataset_builder.grids.spec import SWEEP_RESULT_FORMAT
+from dataset_builder.release.provenance import library_versions
+from dataset_builder.release.source import load_config, provenance
 from g2m_base.errors import UsageError
 from g2m_base.files import safe_name
 from probing.core.encoders import processor_input, processor_settings
 from probing.core.features import cache_dir, config_sha256, fingerprint, open_cache
-from probing.sweep import chat
+from probing.sweep import taps as chat  # the LLM's input
 from probing.sweep.extract import extract, load_tokenizer
 from probing.sweep.plan import checked_config
 from probing.sweep.points import Point, TokenGrid, plan_points, stored_shape, sweep_family, token_grid

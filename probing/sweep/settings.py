@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dataset_builder.configs import CONFIG_NAMES
+from dataset_builder.grids.configs import CONFIG_NAMES
 from g2m_base.errors import UsageError
 from probing.core.encoders import torch_dtype_of
 from probing.core.probe import POOLED, TrainConfig
