@@ -27,16 +27,57 @@ atexit.register(shutil.rmtree, _HF_CACHE, ignore_errors=True)
 os.environ["G2M_CACHE_KEY_FILE"] = os.path.join(_HF_CACHE, "g2m-key", "leaderboard.key")
 
 from dataset_builder.release.build import BuildParams, build  # noqa: E402
+from tests.support.helpers import SMALL_CONFIGS, SMALL_SCALE, TINY_SCALE  # noqa: E402
 
-#: Small but complete: every zero_shot (N, C) block, and one probing config with all three splits.
-SMALL_CONFIGS = "zero_shot,probe_n20_c3"
-SMALL_SCALE = 0.02
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 
 def pytest_configure(config):
     """The fast lane (``-m "not slow"``) runs each property with fewer examples (``helpers.examples``)."""
     if "not slow" in (config.option.markexpr or ""):
         os.environ["G2M_FAST_LANE"] = "1"
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test that uses the ``browser`` fixture carries the ``browser`` marker (``-m "not browser"`` leaves it out)."""
+    for item in items:
+        if "browser" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.browser)
+
+
+def _cannot(what: str, need: str, how: str) -> None:
+    """Skip a test whose lane is not here, or fail it where ``need`` (an environment variable CI sets) says it must run."""
+    if os.environ.get(need):
+        pytest.fail(f"{what}, and {need} is set: {how}", pytrace=False)
+    pytest.skip(what)
+
+
+def pytest_runtest_setup(item):
+    """``needs_root`` tests (tmpfs mounts) skip without root, or fail where ``G2M_REQUIRE_ROOT`` is set (CI)."""
+    if item.get_closest_marker("needs_root") and os.geteuid() != 0:
+        _cannot("tmpfs mounts need root", "G2M_REQUIRE_ROOT", "the full- and read-only-disk tests must run")
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """Debian's chromium, or a skip (a failure where ``G2M_REQUIRE_BROWSER`` is set, as CI sets it)."""
+    if not Path(CHROMIUM).exists():
+        _cannot("chromium is not installed (CI installs it: apt-get install chromium)", "G2M_REQUIRE_BROWSER",
+                "apt-get install chromium")
+    return CHROMIUM
+
+
+@pytest.fixture(scope="module")
+def browser(chromium):
+    """A headless chromium driven by Playwright (it never downloads a browser), one per test module."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium, args=[
+            "--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run"])
+        yield b
+        b.close()
 
 
 @pytest.fixture(scope="session")
@@ -48,9 +89,9 @@ def small_release(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_release(tmp_path_factory) -> Path:
-    """probe_n20_c3 with 24/6/30 rows: the sweeps' data (test_sweep, test_sweep_shards)."""
+    """probe_n20_c3 with 24/6/30 rows: the sweeps' and the small probes' data (probing/, ``sweep_dir``). Read only."""
     out = tmp_path_factory.mktemp("sweep_release") / "g2m"
-    build(out, "probe_n20_c3", BuildParams(scale=0.003), workers=1, progress=False)
+    build(out, "probe_n20_c3", BuildParams(scale=TINY_SCALE), workers=1, progress=False)
     return out
 
 
@@ -63,7 +104,7 @@ def random_run(small_release, tmp_path_factory) -> Path:
     return Path(res["output_dir"])
 
 
-# --- issue 31: a tiny VLM, its sweep, its end-to-end run and their submission, built once for every test file ----
+# --- a tiny VLM, its sweep, its end-to-end run and their submission, built once per session (per xdist worker) ---
 
 @pytest.fixture(scope="session")
 def tiny_vlm(tmp_path_factory) -> Path:
@@ -73,15 +114,13 @@ def tiny_vlm(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def sweep_dir(tiny_vlm, tmp_path_factory) -> Path:
+def sweep_dir(tiny_vlm, tiny_release, tmp_path_factory) -> Path:
     """The tiny VLM swept on probe_n20_c3 at 24/6/30 rows (every tower block, the projector, every LLM layer)."""
-    from dataset_builder.release.build import BuildParams, build
     from probing.core.probe import TrainConfig
     from probing.sweep.run import SweepSpec, run_sweep
 
     tmp = tmp_path_factory.mktemp("sweep")
-    build(tmp / "g2m", "probe_n20_c3", BuildParams(scale=0.003), workers=1, progress=False)
-    run_sweep(SweepSpec(encoder=str(tiny_vlm), config="probe_n20_c3", data=str(tmp / "g2m"), out=str(tmp / "probes"),
+    run_sweep(SweepSpec(encoder=str(tiny_vlm), config="probe_n20_c3", data=str(tiny_release), out=str(tmp / "probes"),
                         batch_size=4, chunk_rows=8, train=TrainConfig(steps=6, eval_every=3, patience=2)), progress=False)
     return tmp / "probes"
 
@@ -89,9 +128,8 @@ def sweep_dir(tiny_vlm, tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def vlm_run(tiny_vlm, small_release, tmp_path_factory) -> Path:
     """The same tiny VLM's end-to-end answers at N=20, C=3, served on the loopback interface (a real server)."""
-    import vlm_server
-
     from harness_tasks.evaluate import EvalSpec, run_eval
+    from tests.support import vlm_server
 
     httpd = vlm_server.serve(vlm_server.TransformersVLM(tiny_vlm, str(tiny_vlm)))
     try:
@@ -117,7 +155,7 @@ def run_submission(vlm_run, sweep_dir, tmp_path_factory) -> dict:
 def submitted(run_submission) -> dict:
     """``run_submission`` completed: the run covers one task, so its records are replaced by every zero_shot id
     (validate needs all 4,500) while its metadata and probe sections stay as written."""
-    from helpers import submission_doc
+    from tests.support.helpers import submission_doc
 
     full = submission_doc()
     full["metadata"], full["probes"] = run_submission["metadata"], run_submission["probes"]
@@ -130,7 +168,7 @@ def probed_doc(run_submission) -> dict:
     run has them and an empty answer for the rest, every other task answered right, its probe sections as written.
     At N=20, C=3 its end-to-end cell accuracy is the run's when the run's answers score 0 there (a random-weight
     model's do; the test of issue 31.5 checks it)."""
-    from helpers import submission_doc
+    from tests.support.helpers import submission_doc
 
     ran = {r["id"]: r["output"] for r in run_submission["records"]}
     doc = submission_doc()

@@ -1,0 +1,83 @@
+"""lm-eval's hf-multimodal backend on tiny random-weight VLMs built offline: the real transformers path end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness_tasks import score_answer
+from harness_tasks.evaluate import EvalSpec, run_eval
+from tests.support.tiny_models import make_tiny_idefics3, make_tiny_llava
+
+pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
+
+BUILDERS = {"llava": make_tiny_llava, "idefics3": make_tiny_idefics3}
+
+
+@pytest.fixture(scope="module", params=sorted(BUILDERS))
+def tiny_vlm(request, tmp_path_factory):
+    return BUILDERS[request.param](tmp_path_factory.mktemp(f"tiny_{request.param}"))
+
+
+def test_hf_multimodal_runs_logs_samples_and_scores_them_as_score_answer_does(tiny_vlm, small_release, tmp_path):
+    res = run_eval(EvalSpec(model="hf-multimodal", model_args=f"pretrained={tiny_vlm},dtype=float32",
+                            tasks=("g2m_n03_c3", "g2m_n04_c5"), data=str(small_release), output=str(tmp_path),
+                            device="cpu", gen_kwargs="max_gen_toks=24"))
+    for task in ("g2m_n03_c3", "g2m_n04_c5"):
+        rows = [json.loads(x) for x in next(Path(res["output_dir"]).glob(f"samples_{task}_*.jsonl")).read_text().splitlines()]
+        assert len(rows) == 2
+        for row in rows:
+            text = row["filtered_resps"][0]
+            assert isinstance(text, str) and row["resps"][0][0] == text
+            # the logged response, scored again by the public API: the same numbers and the same reading
+            # hf-multimodal reports no finish reason: ours reads the generated tokens (a budget spent is "length")
+            finish = row["doc"]["g2m"]["finish_reason"]
+            assert finish in ("stop", "length")
+            want = score_answer(text, row["doc"]["matrix"], finish_reason=finish)
+            assert {k: row[k] for k in want.metrics()} == want.metrics(), text
+            assert {k: row["doc"]["g2m"][k] for k in want.detail()} == want.detail(), text
+            context = row["arguments"]["gen_args_0"]["arg_0"]  # after the model's chat template
+            n = row["doc"]["grid_size"]
+            assert f"{n}x{n} grid" in context and context.count("<image>") == 1
+            assert row["arguments"]["gen_args_0"]["arg_1"]["max_gen_toks"] == 24
+        for metric in ("exact_match", "cell_accuracy", "parse_failed", "truncated"):  # the task's score: their mean
+            assert res["results"][task][f"{metric},none"] == pytest.approx(sum(r[metric] for r in rows) / len(rows))
+    assert res["config"]["model"] == "hf-multimodal" and res["config"]["model_args"].startswith("pretrained=")
+    assert res["g2m"]["versions"]["transformers"]
+
+
+def _samples(res: dict, task: str) -> dict[str, dict]:
+    path = next(Path(res["output_dir"]).glob(f"samples_{task}_*.jsonl"))
+    return {s["doc"]["id"]: s for s in map(json.loads, path.read_text().splitlines())}
+
+
+def test_truncated_comes_from_the_tokens_in_process_as_from_a_servers_finish_reason(small_release, tmp_path):
+    """The same tiny model in-process (hf-multimodal) and behind a server that reports finish_reason (greedy, the
+    same prompt and pixels): the same tokens, so the same text, the same finish reason and the same ``truncated``."""
+    from tests.support import vlm_server
+
+    path = make_tiny_idefics3(tmp_path / "idefics3")
+    tasks = ("g2m_n03_c3", "g2m_n04_c5")
+    common = dict(tasks=tasks, data=str(small_release), gen_kwargs="max_gen_toks=14", progress=False)
+    local = run_eval(EvalSpec(model="hf-multimodal", model_args=f"pretrained={path},dtype=float32", device="cpu",
+                              output=str(tmp_path / "local"), **common))
+    httpd = vlm_server.serve(vlm_server.TransformersVLM(path, "tiny-idefics3"))
+    try:
+        served = run_eval(EvalSpec(base_url=f"http://127.0.0.1:{httpd.server_address[1]}/v1",
+                                   output=str(tmp_path / "served"), **common))
+    finally:
+        httpd.shutdown()
+    finishes = []
+    for task in tasks:
+        mine, theirs = _samples(local, task), _samples(served, task)
+        assert mine.keys() == theirs.keys() and len(mine) == 2
+        for row_id, sample in mine.items():
+            other = theirs[row_id]
+            assert sample["resps"] == other["resps"]  # the same tokens
+            assert sample["doc"]["g2m"]["finish_reason"] == other["doc"]["g2m"]["finish_reason"]
+            assert sample["truncated"] == other["truncated"]
+            finishes.append(sample["doc"]["g2m"]["finish_reason"])
+        assert local["results"][task]["truncated,none"] == served["results"][task]["truncated,none"]
+    assert "length" in finishes, finishes  # answers cut by the budget are among them

@@ -1,0 +1,142 @@
+"""Issue 31: probe and sweep results in a submission, re-scored by ``validate`` from the seeds' truth.
+
+A real tiny Qwen3-VL (conftest's session fixtures, shared with the site's tests) answers the end-to-end tasks behind a real loopback server, the same model is swept with
+``g2m probe sweep``, and ``g2m submit RUN --probes DIR`` adds the sweep's predictions; ``validate`` re-scores them and
+ignores every number written in the file. Hostile probe sections are rejected in one line."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from g2m_base.bounded_json import Rejected
+from leaderboard.submissions import probe_section
+from leaderboard.submissions.submission import validate, write_submission
+from tests.support.helpers import write_file
+
+pytestmark = pytest.mark.slow  # builds a model, runs it behind a server, sweeps it
+
+
+def _sweep(sweep_dir: Path) -> dict:
+    return json.loads(next(sweep_dir.rglob("sweep.json")).read_text())
+
+
+def test_a_sweep_submitted_with_its_run_validates_with_re_scored_numbers_and_forgeries_change_nothing(
+        submitted, sweep_dir, tiny_vlm, tmp_path):
+    sweep = _sweep(sweep_dir)
+    (sec,) = submitted["probes"]
+    assert sec["model"]["name"] == str(tiny_vlm) == submitted["metadata"]["model"]["id"]
+    assert sec["rows"] == {"split": "test", "first": 0, "count": 30} and len(sec["points"]) == len(sweep["points"])
+    roles = {r["point"]: r["role"] for r in sec["readouts"]}
+    best = max((q for q in sweep["points"] if q["stage"] == "llm"), key=lambda q: q["cell_accuracy"])["point"]
+    assert roles["tower.003"] == "last vision block" and roles["projector"] == "projector"
+    assert roles[best] == "best LLM layer" and "llm.003" in roles
+    v = validate(write_file(tmp_path, submitted))
+    assert v.ok, v.reason
+    (scored,) = v.probes
+    claimed = {q["point"]: q for q in sweep["points"]}
+    for r in scored["readouts"]:  # regenerated truth, re-computed scores: the probe's own numbers
+        assert r["cell_accuracy"] == pytest.approx(claimed[r["point"]]["cell_accuracy"], abs=1e-6)
+        assert r["exact_match"] == pytest.approx(claimed[r["point"]]["exact_match"], abs=1e-9)
+    forged = copy.deepcopy(submitted)
+    for q in forged["probes"][0]["points"]:
+        q["cell_accuracy"], q["exact_match"] = 1.0, 1.0
+    for r in forged["probes"][0]["readouts"]:
+        r["cell_accuracy"] = 1.0
+    again = validate(write_file(tmp_path, forged, "forged.json"))
+    assert again.ok and [r["cell_accuracy"] for r in again.probes[0]["readouts"]] == \
+        [r["cell_accuracy"] for r in scored["readouts"]]
+
+
+def _decoded_cells(sec: dict, value: int) -> str:
+    import base64
+    import zlib
+
+    return base64.b64encode(zlib.compress(bytes([value]) * (sec["rows"]["count"] * sec["grid_size"] ** 2))).decode()
+
+
+def _mutate(sec: dict, how: str) -> object:
+    import base64
+    import zlib
+
+    s = copy.deepcopy(sec)
+    ro = s["readouts"][0]
+    if how == "not a list":
+        return {"a": s}
+    if how == "zero-shot config":
+        s["config"] = "zero_shot"
+    elif how == "unknown config":
+        s["config"] = "probe_n21_c3"
+    elif how == "another model":
+        s["model"]["name"] = "google/siglip-base-patch16-224"
+    elif how == "missing rows":
+        s["rows"]["count"] -= 1
+    elif how == "rows from elsewhere":
+        s["rows"]["first"] = 1
+    elif how == "short cells":
+        ro["cells"] = base64.b64encode(zlib.compress(b"\0" * 100)).decode()
+    elif how == "long cells":
+        ro["cells"] = base64.b64encode(zlib.compress(b"\0" * (s["rows"]["count"] * 400 + 1))).decode()
+    elif how == "outside the palette":
+        ro["cells"] = _decoded_cells(s, 3)
+    elif how == "not base64":
+        ro["cells"] = "@@@@"
+    elif how == "not deflate":
+        ro["cells"] = base64.b64encode(b"hello world").decode()
+    elif how == "huge":
+        ro["cells"] = base64.b64encode(zlib.compress(b"\0" * (16 << 20), 9)).decode()  # a deflate bomb (1,000:1)
+    elif how == "huge string":
+        ro["cells"] = "A" * (10 << 20)
+    elif how == "repeated read-out":
+        s["readouts"].append(dict(ro))
+    elif how == "read-out of no point":
+        ro["point"] = "llm.999"
+    elif how == "point out of range":
+        s["points"][0]["cell_accuracy"] = 1.5
+    elif how == "scale out of range":
+        s["data"]["build_params"]["scale"] = 7
+    return [s]
+
+
+HOSTILE = [  # (what is wrong, what the one-line refusal says)
+    ("not a list", "probes must be a list"),
+    ("zero-shot config", "must be a probing config"),
+    ("unknown config", "must be a probing config"),
+    ("another model", "is a probe of 'google/siglip-base-patch16-224', not of the submission's model"),
+    ("missing rows", "rows must be every test row of probe_n20_c3 once"),
+    ("rows from elsewhere", "rows must be every test row"),
+    ("short cells", "hold 100 values, not 12,000"),
+    ("long cells", "hold more than 12,000 values"),
+    ("outside the palette", "outside the palette of 3 colours"),
+    ("not base64", "cells are not residual-mod-c"),
+    ("not deflate", "cells are not residual-mod-c"),
+    ("huge", "hold more than 12,000 values"),
+    ("huge string", "cells must be a base64 string of at most"),
+    ("repeated read-out", "appears more than once"),
+    ("read-out of no point", "must name one of the section's points"),
+    ("point out of range", "must be a number from 0 to 1"),
+    ("scale out of range", "data scale must be a number in (0, 1]"),
+]
+
+
+@pytest.mark.parametrize(("how", "words"), HOSTILE)
+def test_hostile_probe_sections_are_rejected_in_one_line(submitted, how, words):
+    with pytest.raises(Rejected) as e:
+        probe_section.rescore(_mutate(submitted["probes"][0], how), submitted["metadata"]["model"]["id"])
+    assert words in str(e.value) and "\n" not in str(e.value), str(e.value)
+
+
+def test_validate_rejects_a_hostile_probe_section_and_submit_refuses_another_models_probe(submitted, sweep_dir,
+                                                                                          random_run, tmp_path):
+    from g2m_base.errors import UsageError
+
+    doc = copy.deepcopy(submitted)
+    doc["probes"] = _mutate(submitted["probes"][0], "outside the palette")
+    v = validate(write_file(tmp_path, doc))
+    assert not v.ok and "outside the palette" in v.reason
+    with pytest.raises(UsageError, match="not of the run's model g2m-random") as e:
+        write_submission(random_run, tmp_path / "x.json", allow_partial=True, probes=sweep_dir)
+    assert "\n" not in str(e.value) and not (tmp_path / "x.json").exists()

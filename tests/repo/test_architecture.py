@@ -1,0 +1,233 @@
+"""The layering the package promises: who may import whom (static and dynamic imports), no cycles, one definition of
+each shared constant."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.support.helpers import REPO
+
+#: Lowest first. A module may import its own package or a package of a strictly lower rank.
+RANK = {"g2m_base": 0, "dataset_builder": 1, "scoring": 2, "harness_tasks": 3, "probing": 3, "leaderboard": 4,
+        "g2m_cli": 5}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for pkg in RANK:
+        for path in sorted((REPO / pkg).rglob("*.py")):
+            rel = path.relative_to(REPO).with_suffix("")
+            parts = list(rel.parts[:-1] if rel.name == "__init__" else rel.parts)
+            out[".".join(parts)] = path
+    return out
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    """Every module ``name`` imports: import statements anywhere (lazy ones too), relative ones resolved, and
+    ``importlib.import_module`` / ``__import__`` calls with a constant argument."""
+    is_pkg = path.name == "__init__.py"
+    here = name.split(".") if is_pkg else name.split(".")[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = here[: len(here) - node.level + 1] if node.level else []
+            mod = ".".join([*base, *(node.module.split(".") if node.module else [])])
+            if node.module:  # ``from . import x`` names submodules; the package itself is already loaded
+                found.add(mod)
+            found |= {f"{mod}.{a.name}" for a in node.names}
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in (
+                "import_module", "__import__") and node.args and isinstance(node.args[0], ast.Constant):
+            found.add(str(node.args[0].value))
+    return found
+
+
+MODULES = _modules()
+GRAPH = {name: {m for m in _imports(name, path) if m in MODULES and m != name} for name, path in MODULES.items()}
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_module_imports_a_package_above_it(module):
+    pkg = module.split(".")[0]
+    for target in GRAPH[module]:
+        tpkg = target.split(".")[0]
+        assert tpkg == pkg or RANK[tpkg] < RANK[pkg], f"{module} imports {target}, which is not below {pkg}"
+
+
+def test_the_module_graph_has_no_cycle():
+    state: dict[str, int] = {}
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(GRAPH[node]):
+            if state.get(nxt) == 1:
+                raise AssertionError("import cycle: " + " -> ".join([*stack[stack.index(nxt):], nxt]))
+            if nxt not in state:
+                visit(nxt, [*stack, nxt])
+        state[node] = 2
+
+    for module in sorted(GRAPH):
+        if module not in state:
+            visit(module, [module])
+
+
+#: Inside ``harness_tasks``, the rooms by trade, lowest first: serving, what every run shares, one folder per harness
+#: (and its generated task folders' hooks), then ``evaluate``/``cli`` on top. The answer core is ``scoring``, a
+#: package below both ``harness_tasks`` and ``leaderboard``.
+HARNESS_ROOMS = {"serving": 1, "evaluation": 2, "with_lm_eval": 3, "with_lmms_eval": 3, "with_inspect": 3,
+                 "with_vlmevalkit": 3, "lm_eval_tasks": 3, "lmms_eval_tasks": 3, "evaluate": 4, "cli": 5}
+#: What the leaderboard may use of ``harness_tasks``: the public API and VLMEvalKit's file reader.
+LEADERBOARD_MAY_USE = ("harness_tasks", "harness_tasks.with_vlmevalkit")
+#: Inside ``dataset_builder``: the grids (spec, palette, generator, renderer, PNG, prompt) know nothing of the
+#: release (tables, shards, manifest, card, verify, push), and the command line sits on both.
+DATASET_BUILDER_ROOMS = {"grids": 0, "release": 1, "cli": 2}
+
+
+def _room(module: str, package: str = "harness_tasks") -> str | None:
+    parts = module.split(".")
+    return parts[1] if parts[0] == package and len(parts) > 1 else None
+
+
+def _check_rooms(module: str, package: str, ranks: dict[str, int]) -> None:
+    """``module`` (in a room of ``package``) imports only rooms ranked strictly below its own."""
+    room = _room(module, package)
+    assert room in ranks, f"{module}: a new room of {package}; give it a rank"
+    for target in GRAPH[module]:
+        other = _room(target, package)
+        if other and other != room:
+            assert ranks.get(other, len(ranks)) < ranks[room], f"{module} imports {target}, which is not below {room}"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _room(m)))
+def test_each_room_of_harness_tasks_imports_only_rooms_below_it(module):
+    _check_rooms(module, "harness_tasks", HARNESS_ROOMS)
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _room(m, "dataset_builder")))
+def test_each_room_of_the_dataset_builder_imports_only_rooms_below_it(module):
+    _check_rooms(module, "dataset_builder", DATASET_BUILDER_ROOMS)
+
+
+def test_scoring_sits_below_both_of_its_users_and_both_use_it():
+    """The parsers, literal reader, paper protocol and metrics are what every harness and the leaderboard score
+    with: one package under both, so a score cannot depend on which of them computed it."""
+    for user in ("harness_tasks", "leaderboard"):
+        assert RANK["scoring"] < RANK[user]
+        assert any(t.startswith("scoring.") for m in MODULES if m.split(".")[0] == user for t in GRAPH[m]), user
+    assert not [t for m in MODULES if m.startswith("scoring") for t in GRAPH[m] if t.split(".")[0] in
+                ("harness_tasks", "leaderboard", "probing")]
+
+
+def test_the_leaderboard_uses_only_the_answer_core_and_the_public_api():
+    for module in (m for m in MODULES if m.startswith("leaderboard")):
+        for target in GRAPH[module]:
+            if target.startswith("harness_tasks"):
+                assert target == "harness_tasks" or target.startswith(tuple(f"{p}." for p in LEADERBOARD_MAY_USE[1:])), (
+                    f"{module} imports {target}: the leaderboard may use only {', '.join(LEADERBOARD_MAY_USE)}")
+
+
+#: Inside ``leaderboard``, the rooms by trade, lowest first: re-scoring (the release's truth and the scorer) and the
+#: page engine, then reading runs, submissions, reports, the site, and ``cli`` on top.
+LEADERBOARD_ROOMS = {"rescoring": 0, "pages": 0, "runs": 1, "submissions": 2, "reports": 3, "site": 4, "cli": 5}
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _room(m, "leaderboard")))
+def test_each_room_of_the_leaderboard_imports_only_rooms_below_it(module):
+    _check_rooms(module, "leaderboard", LEADERBOARD_ROOMS)
+
+
+#: Inside ``probing``, lowest first: the single-point probe (encoders, token layouts, feature cache, probe, plots), the
+#: layer sweep built on it, then the command line on top. ``tiny`` (the offline test models) serves both rooms.
+PROBING_ROOMS = {"tiny": 0, "core": 1, "sweep": 2, "cli": 3}
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _room(m, "probing")))
+def test_each_room_of_probing_imports_only_rooms_below_it(module):
+    _check_rooms(module, "probing", PROBING_ROOMS)
+
+
+def test_the_probe_core_never_imports_the_sweep():
+    """The sweep is built on the single-point probe; a core module reaching up into it would tie ``g2m probe`` to
+    the sweep's store, hooks and chat input."""
+    core = [m for m in MODULES if m == "probing.core" or m.startswith("probing.core.")]
+    assert len(core) > 1, "probing.core is missing: the test would pass on nothing"
+    assert {m: sorted(t for t in GRAPH[m] if t.startswith("probing.sweep")) for m in core} == {m: [] for m in core}
+
+
+#: The most modules one folder of package code holds, and the most lines one module has: past these, split by job.
+FOLDER_MODULES, MODULE_LINES = 10, 300
+
+
+def test_no_package_folder_holds_more_than_ten_modules():
+    for folder in {path.parent for path in MODULES.values()}:
+        modules = [p for p in folder.glob("*.py") if p.name != "__init__.py"]
+        assert len(modules) <= FOLDER_MODULES, (
+            f"{folder.relative_to(REPO)} holds {len(modules)} modules; split it into rooms")
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_module_is_over_300_lines(module):
+    lines = len(MODULES[module].read_text().splitlines())
+    assert lines <= MODULE_LINES, f"{module} is {lines} lines; split it by job"
+
+
+def test_every_page_is_a_template_rendered_with_autoescape():
+    """HTML is written only by templates: no leaderboard module builds a tag in a Python string, nor escapes by hand."""
+    tag = re.compile(r"[\"'](?:[^\"']*)<(?:/?)(?:html|body|h[1-6]|p|a|div|table|tr|td|th|img|pre|svg|g|script|span)\b")
+    hits = [f"{m}:{k}" for m, path in MODULES.items() if m.startswith("leaderboard")
+            for k, line in enumerate(path.read_text().splitlines(), 1) if tag.search(line) or "esc(" in line]
+    assert hits == [], f"HTML built outside a template at {hits}"
+
+
+def test_the_command_module_registers_every_package_statically():
+    assert {"dataset_builder.cli", "harness_tasks.cli", "probing.cli", "leaderboard.cli"} <= GRAPH["g2m_cli.main"]
+
+
+#: Each shared value, as it would be written if someone typed it again, and its one home. 512 also names things that
+#: are not the image side (the probe's hidden width, a token allowance, a cache size): those lines say so by name.
+CONSTANTS = [
+    (r"^(?!.*(?:hidden|PROMPT_TOKS|maxsize)).*\b512\b", "DEFAULT_RESOLUTION"),
+    (r"\"<image>\"", "IMAGE_PLACEHOLDER"),
+    (r"\"manifest\.json\"", "MANIFEST_NAME"),
+    (r"\"README\.md\"", "README_NAME"),
+    (r"g2m-probe-result/", "PROBE_RESULT_FORMAT"),
+    (r"14(?:\.0)?, 16(?:\.0)?, 28", "PATCH_SIZES"),
+    (r"grid\w* must be a positive integer", "check_grid_size"),
+    (r"matplotlib\.use\(", "pyplot"),
+    (r"^class HarnessError\b", "HarnessError"),
+    (r"n\{[^}]*:02d\}_c\{", "cell_key"),
+    (r"(?<![\w.])99\b", "MAX_GRID_SIZE"),
+    (r"\"exact_match\", \"cell_accuracy\", \"cell_accuracy_strict\", \"parse_failed\"", "METRICS"),
+    (r"serves \{len\(names\)\} models", "served_model"),
+    (r"^class ModelArgs\b", "ModelArgs"),
+]
+
+
+@pytest.mark.parametrize(("pattern", "name"), CONSTANTS, ids=[n for _, n in CONSTANTS])
+def test_each_shared_constant_is_written_once(pattern, name):
+    code_only = re.compile(r"^\s*(#|\"\"\"|''')")
+    hits = []
+    for module, path in MODULES.items():
+        in_doc = False
+        for k, line in enumerate(path.read_text().splitlines(), 1):
+            stripped = line.strip()
+            if stripped.count('"""') % 2 == 1:
+                in_doc = not in_doc
+                continue
+            if in_doc or code_only.match(line) or not re.search(pattern, line.split("  #")[0]):
+                continue
+            hits.append(f"{module}:{k}")
+    assert len(hits) == 1, f"{name} is written in {len(hits)} places: {hits}"
+
+
+def test_model_args_are_parsed_only_by_ModelArgs():
+    """The ad-hoc parsers ModelArgs replaced all looked for ``(?:^|,)key=`` or split pieces on ``=`` by hand."""
+    pattern = re.compile(r"\(\?:\^\|,\)|split\(\"=\", 1\)")
+    hits = [f"{m}:{k}" for m, path in MODULES.items() for k, line in enumerate(path.read_text().splitlines(), 1)
+            if pattern.search(line)]
+    assert hits == [], f"model arguments parsed by hand at {hits}; use harness_tasks.ModelArgs"

@@ -1,0 +1,81 @@
+"""Bad arguments get one line on stderr and a non-zero exit, never a traceback."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.support.helpers import g2m
+
+pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["build", "--out", "{tmp}/a", "--configs", "zero_shot,nope"], "unknown config 'nope'"),
+        (["build", "--out", "{tmp}/a", "--configs", "probe_n99*"], "unknown config 'probe_n99*'"),
+        (["build", "--out", "{tmp}/a", "--scale", "0"], "--scale must be in (0, 1]"),
+        (["build", "--out", "{tmp}/a", "--scale", "1.5"], "--scale must be in (0, 1]"),
+        (["build", "--out", "{tmp}/a", "--scale", "abc"], "--scale must be a number"),
+        (["build", "--out", "{tmp}/file/sub", "--scale", "0.01", "--configs", "zero_shot"], "cannot write to"),
+        (["build", "--out", "{tmp}/a", "--resolution", "32", "--configs", "zero_shot"], "a 48x48 grid does not fit in 32x32 pixels"),
+        (["build", "--out", "{tmp}/a", "--workers", "0"], "expected a positive integer"),
+        (["verify", "{tmp}/nothing"], "manifest.json is missing"),
+        (["verify", "{tmp}/file"], "manifest.json is missing"),
+        (["push", "{tmp}/nothing", "--repo-id", "org/x", "--dry-run"], "manifest.json is missing"),
+    ],
+)
+def test_bad_arguments_give_one_line_and_a_non_zero_exit(tmp_path, args, message):
+    (tmp_path / "file").write_text("a regular file")
+    res = g2m(*[a.replace("{tmp}", str(tmp_path)) for a in args])
+    assert res.returncode != 0
+    lines = [line for line in res.stderr.splitlines() if line.strip() and not line.startswith(("usage:", " "))]
+    assert len(lines) == 1, res.stderr
+    assert message in lines[0]
+    assert "Traceback" not in res.stderr
+    assert not (tmp_path / "a" / "manifest.json").exists()
+
+
+def test_a_folder_with_someone_elses_manifest_is_not_touched(tmp_path):
+    (tmp_path / "manifest.json").write_text('{"name": "something else"}')
+    res = g2m("build", "--out", str(tmp_path), "--configs", "zero_shot", "--scale", "0.01", "--quiet")
+    assert res.returncode == 2 and "is not a g2m manifest" in res.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".g2m-build.lock", "manifest.json"]
+
+
+def test_help_lists_every_command_and_version_names_the_package():
+    from dataset_builder import __version__
+    from g2m_cli.main import make_parser
+
+    res = g2m("--help")
+    assert res.returncode == 0 and res.stderr == ""
+    assert res.stdout.startswith("usage: g2m [-h] [--version] COMMAND ...\n")
+    (sub,) = [a for a in make_parser()._actions if a.dest == "command"]
+    listed = re.findall(r"^    (\S+)", res.stdout.split("positional arguments:")[1].split("options:")[0], re.M)
+    assert listed == list(sub.choices) and {"build", "eval", "probe", "report", "leaderboard"} <= set(listed)
+    version = g2m("--version")
+    assert (version.returncode, version.stdout, version.stderr) == (0, f"grid2matrix {__version__}\n", "")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["probe", "--encoder", "{tmp}/none", "--config", "zero_shot"], "unknown probing config 'zero_shot'"),
+        (["probe", "--encoder", "{tmp}/none", "--config", "probe_n32_c3", "--data", "{tmp}/missing"], "does not exist"),
+        (["probe", "--encoder", "{tmp}/none", "--config", "probe_n32_c3", "--steps", "0"], "--steps must be an integer from 1 to"),
+    ],
+)
+def test_bad_probe_arguments_give_one_line(tmp_path, args, message):
+    res = g2m(*[a.replace("{tmp}", str(tmp_path)) for a in args])
+    assert res.returncode == 2 and message in res.stderr and "Traceback" not in res.stderr
+
+
+def test_leaderboard_and_submit_errors(tmp_path):
+    res = g2m("leaderboard", "build", str(tmp_path / "none"), "--out", str(tmp_path / "site"))
+    assert res.returncode == 2 and "is not a folder of submissions" in res.stderr
+    res = g2m("submit", str(tmp_path))
+    assert res.returncode == 2 and "holds no lm-eval results" in res.stderr
+    res = g2m("validate", str(tmp_path / "missing.json"))
+    assert res.returncode == 1 and "REJECTED" in res.stderr and "is not a file" in res.stderr
