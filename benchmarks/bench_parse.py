@@ -16,14 +16,13 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the adversarial corpus is test data
 
 import numpy as np  # noqa: E402
-from adversarial_outputs import FAMILIES  # noqa: E402
 
 from scoring.paper import parse_paper  # noqa: E402
 from scoring.parsing import MAX_ANSWER_CHARS, format_answer, parse_matrix  # noqa: E402
 from scoring.score import score_answer  # noqa: E402
+from tests.support.adversarial_outputs import FAMILIES  # noqa: E402  (the adversarial corpus is test data)
 
 MAX_RATIO = 18.0
 

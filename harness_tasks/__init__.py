@@ -12,7 +12,7 @@
 
 The public API, for code outside this package: ``score_answer``/``AnswerScore``, ``ModelArgs`` and ``model_name`` here, the
 ``answers`` modules, and ``with_vlmevalkit`` for VLMEvalKit's files; ``TASK_DIR`` is the installed lm-eval task folder.
-The leaderboard imports nothing else (``tests/test_architecture.py``): never a runner, a server or a harness.
+The leaderboard imports nothing else (``tests/repo/test_architecture.py``): never a runner, a server or a harness.
 """
 
 from pathlib import Path

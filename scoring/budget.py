@@ -2,9 +2,9 @@
 
 The canonical answer for an N x N grid, ``[[a, b, ...], ...]``, has exactly 3N^2 + 2N characters. No common
 tokenizer spends more than one token per ASCII character (byte-level BPE and SentencePiece both merge or keep
-characters; Qwen splits every digit and spends exactly 3 tokens per cell: measured in tests/test_budget.py), so the
-character count bounds the answer. We allow 25% more for spacing, line breaks and code fences, plus 64 tokens for a
-short preamble, and never less than 256:
+characters; Qwen splits every digit and spends exactly 3 tokens per cell: measured in tests/scoring/test_budget.py),
+so the character count bounds the answer. We allow 25% more for spacing, line breaks and code fences, plus 64 tokens
+for a short preamble, and never less than 256:
 
     max_gen_toks(N) = max(256, ceil(1.25 * (3N^2 + 2N)) + 64)
 

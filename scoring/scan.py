@@ -14,7 +14,7 @@ quadratic (or worse) time on hostile text. Here:
 - the last match of a pattern is taken with ``deque(finditer, maxlen=1)``, which consumes the matches in C.
 
 ``benchmarks/bench_parse.py`` prints the worst time of every adversarial family (``adversarial.py``) at 16k, 64k
-and the 262,144-character cap; ``tests/test_parsing.py`` checks that time grows linearly with the input.
+and the 262,144-character cap; ``tests/scoring/test_parsing.py`` checks that time grows linearly with the input.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def ints(text: str, start: int = 0, end: int | None = None) -> list[int]:
 
 # ---------------------------------------------------------------- text clean-up
 #: The zero of every run of ten decimal digits that ``\\d`` and ``int`` accept (Unicode 16; those the running Python's
-#: Unicode does not know are dropped below; ``tests/test_parsing.py`` checks the table against ``unicodedata``).
+#: Unicode does not know are dropped below; ``tests/scoring/test_parsing.py`` checks the table against ``unicodedata``).
 _DIGIT_ZEROS = (
     0x660, 0x6F0, 0x7C0, 0x966, 0x9E6, 0xA66, 0xAE6, 0xB66, 0xBE6, 0xC66, 0xCE6, 0xD66, 0xDE6, 0xE50, 0xED0, 0xF20,
     0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0, 0x1A80, 0x1A90, 0x1B50, 0x1BB0, 0x1C40, 0x1C50, 0xA620, 0xA8D0,

@@ -54,7 +54,7 @@ def make_matrices(seeds: Sequence[int], grid_size: int, num_colors: int) -> np.n
     A build's rows come in runs of consecutive seeds, so the work is done for the whole run at once: the generators
     are seeded together (numpy's seeding is most of the cost of a small matrix), and the modulo and both shuffles
     run on arrays over the run instead of once per matrix. ``make_matrix`` stays the one-at-a-time reference, and
-    ``tests/test_fast_paths.py`` holds the two equal.
+    ``tests/dataset_builder/test_fast_paths.py`` holds the two equal.
     """
     check_num_colors(num_colors)
     check_grid_size(grid_size)
@@ -146,8 +146,8 @@ def _pcg64_states(seeds: Sequence[int]) -> list[tuple[int, int]]:
 
     ``PCG64(seed)`` hashes the seed with a ``SeedSequence`` (a pool of four 32-bit words, mixed, then eight words
     drawn from it), then seeds PCG64 from those words. The hashing works word by word with multipliers that do not
-    depend on the data, so it runs on arrays of seeds here; ``tests/test_generate.py`` holds the result equal to
-    numpy's own for seeds of every config. NumPy guarantees this seeding across versions (its stream policy).
+    depend on the data, so it runs on arrays of seeds here; ``tests/dataset_builder/test_generate.py`` holds the
+    result equal to numpy's own for seeds of every config. NumPy guarantees this seeding across versions (its stream policy).
     """
     u32 = np.uint32
     mult = _INIT_A

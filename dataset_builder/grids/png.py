@@ -7,7 +7,7 @@ format is the simplest there is: 4-bit palette (our palette has 11 entries), fil
 several times faster than PIL, and the files are small (about 2-6 KB per 512x512 grid).
 
 Every decoder reads it; ``datasets.Image(mode="RGB")`` hands users RGB arrays. The plain encoder of any index image,
-row by row, lives in ``tests/reference_png.py``: the build never calls it, the tests hold this one to its bytes.
+row by row, lives in ``tests/support/reference_png.py``: the build never calls it, the tests hold this one to its bytes.
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def _row_plan(grid_size: int, resolution: int, outline: bool) -> _RowPlan:
 
 def encode_grid_png(matrix: np.ndarray, resolution: int, outline: bool = True) -> bytes:
     """The PNG of the grid image of an N x N matrix, built straight from the matrix (see ``encode_grid_pngs``): the
-    same bytes as the plain reference encoder in ``tests/reference_png.py`` gives for ``render_indices``."""
+    same bytes as the plain reference encoder in ``tests/support/reference_png.py`` gives for ``render_indices``."""
     m = np.asarray(matrix)
     if m.ndim != 2 or m.shape[0] != m.shape[1]:
         raise ValueError(f"expected a square matrix, got shape {m.shape}")

@@ -82,8 +82,8 @@ DATASET_REVISION = "v1.0.0"
 #: Seconds ``g2m push`` waits for a connection to the Hub, and for each answer, before giving up (``--timeout``).
 HUB_TIMEOUT = 60.0
 #: ``provenance.content_sha256`` of the release's zero_shot rows (what every leaderboard submission must have run on):
-#: a run is labelled "the release" only when the data it read hashes to this. ``tests/test_provenance.py`` regenerates
-#: it from the seeds and from a local build.
+#: a run is labelled "the release" only when the data it read hashes to this.
+#: ``tests/dataset_builder/test_provenance.py`` regenerates it from the seeds and from a local build.
 RELEASE_CONTENT_SHA256 = "d0b5662c139bb806c7ea010a5e094ddd95e38f205a128bbe62204dfd0b1f81bd"
 DATA_LICENSE = "cc-by-sa-4.0"
 

@@ -3,7 +3,7 @@
 Every function returns ``(H, W, D)`` (or ``(B, H, W, D)``) with ``out[h, w]`` the token of the patch in row ``h``,
 column ``w`` of the image. Getting this wrong silently scrambles the probe's spatial map (a heatmap would show
 structure that is not there), so each mapping is tested on a hand-built tensor whose values spell out their own
-position (``tests/test_probe_tokens.py``), and against the real tiny models.
+position (``tests/probing/test_probe_tokens.py``), and against the real tiny models.
 
 Qwen-VL (2, 2.5, 3). The image processor emits patches in ``M x M`` blocks (``M = spatial_merge_size = 2``): block
 rows top to bottom, blocks left to right, then the four patches of a block row-major. So patch (h, w) sits at
