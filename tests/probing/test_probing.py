@@ -43,16 +43,6 @@ def pixel_encoder(tmp_path_factory) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
-def tiny_probe_release(tmp_path_factory) -> Path:
-    """probe_n20_c3 with 24/6/30 rows: enough for towers that are slow on a CPU."""
-    from dataset_builder.release.build import BuildParams, build
-
-    out = tmp_path_factory.mktemp("tiny_probe") / "g2m"
-    build(out, "probe_n20_c3", BuildParams(scale=0.003), workers=1, progress=False)
-    return out
-
-
 def _command(capsys, encoder, release, tmp) -> tuple[int, list[str], str]:
     """``g2m probe`` in this process (so a monkeypatched encoder stays patched): its exit code, its error lines and
     all it wrote to stderr."""
@@ -129,10 +119,10 @@ def test_linear_probe_variant(pixel_encoder, small_release, tmp_path):
     (make_tiny_qwen2_vl, {"vision": [36, 36, 64], "projector": [18, 18, 128]}),
     (make_tiny_qwen3_vl, {"vision": [32, 32, 64], "projector": [16, 16, 128]}),
 ])
-def test_qwen_towers_probe_at_both_read_outs(builder, grids, tiny_probe_release, tmp_path):
+def test_qwen_towers_probe_at_both_read_outs(builder, grids, tiny_release, tmp_path):
     model = builder(tmp_path / "model")
     for readout, shape in grids.items():
-        res = run_probe(_spec(model, tiny_probe_release, tmp_path, readout=readout, train=TrainConfig(steps=4, eval_every=2)),
+        res = run_probe(_spec(model, tiny_release, tmp_path, readout=readout, train=TrainConfig(steps=4, eval_every=2)),
                         progress=False)
         assert res["encoder"]["feature_grid"] + [res["encoder"]["feature_dim"]] == shape
         assert res["encoder"]["family"] in ("qwen2_vl", "qwen3_vl")
