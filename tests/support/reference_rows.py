@@ -1,7 +1,8 @@
 """A plain, line-by-line reading of the parser's ``rows`` strategy, written from its definition.
 
 The shipped scanner (``scoring.scan.rows_block``) classifies all lines at once with numpy for speed; this is the
-slow and obvious version it must agree with on any text (``tests/scoring/test_parsing.py`` compares them on generated inputs).
+slow and obvious version it must agree with on any text (``tests/scoring/test_parsing.py`` compares them on generated
+inputs).
 """
 
 from __future__ import annotations
