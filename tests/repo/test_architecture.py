@@ -9,11 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.helpers import REPO
+from tests.support.helpers import PACKAGES, REPO
 
 #: Lowest first. A module may import its own package or a package of a strictly lower rank.
 RANK = {"g2m_base": 0, "dataset_builder": 1, "scoring": 2, "harness_tasks": 3, "probing": 3, "leaderboard": 4,
         "g2m_cli": 5}
+
+
+def test_every_package_of_the_wheel_has_a_rank():
+    assert set(RANK) == set(PACKAGES)
 
 
 def _modules() -> dict[str, Path]:

@@ -12,7 +12,7 @@ import pytest
 from g2m_base.errors import StorageError, UsageError
 from g2m_cli import main as cli
 from harness_tasks.with_lm_eval.answer_cache import AnswerCache, CacheError
-from tests.support.helpers import REPO
+from tests.support.helpers import PACKAGES, REPO
 
 
 def _with(monkeypatch, error: BaseException, command: str = "tasks-dir"):
@@ -82,7 +82,7 @@ _WALK = """
 import importlib, inspect, json, pkgutil
 from g2m_base.errors import G2MError
 found = {}
-for pkg in ("g2m_base", "dataset_builder", "harness_tasks", "probing", "leaderboard", "g2m_cli"):
+for pkg in PACKAGES_HERE:
     names = [pkg] + [m.name for m in pkgutil.walk_packages(importlib.import_module(pkg).__path__, pkg + ".")]
     for name in names:
         if name.endswith(".__main__"):
@@ -96,7 +96,7 @@ print(json.dumps(found))
 
 @pytest.mark.slow  # imports every module of every package (torch, lm-eval, inspect, ...), in a process of its own
 def test_every_exception_class_we_define_is_a_g2m_error_or_deliberately_internal():
-    res = subprocess.run([sys.executable, "-c", _WALK], capture_output=True, text=True, timeout=300, cwd=REPO)
+    res = subprocess.run([sys.executable, "-c", _WALK.replace("PACKAGES_HERE", repr(PACKAGES))], capture_output=True, text=True, timeout=300, cwd=REPO)
     assert res.returncode == 0, res.stderr[-3000:]
     found = json.loads(res.stdout.splitlines()[-1])
     assert {"g2m_base.errors.UsageError", "harness_tasks.with_lm_eval.answer_cache.CacheError"} <= set(found)

@@ -18,8 +18,9 @@ from re import _parser as sre_parser
 
 import pytest
 
+from tests.support.helpers import PACKAGES
+
 REPO = Path(__file__).resolve().parents[2]
-PACKAGES = ("g2m_base", "dataset_builder", "harness_tasks", "probing", "leaderboard", "g2m_cli")
 RE_CALLS = {"compile", "match", "fullmatch", "search", "sub", "subn", "split", "findall", "finditer"}
 #: Standard-library names newer than 3.10, as (module, name) -> the minor version that added them.
 NEWER_STDLIB = {("tomllib", None): 11, ("datetime", "UTC"): 11, ("enum", "StrEnum"): 11, ("typing", "Self"): 11,

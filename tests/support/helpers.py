@@ -12,9 +12,13 @@ import signal
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+#: Our packages, lowest first as the wheel lists them: pyproject.toml is their one home.
+PACKAGES = tuple(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["hatch"]["build"]["targets"]["wheel"][
+    "packages"])
 
 #: The session releases (tests/conftest.py): ``small_release`` is every zero_shot (N, C) block and one probing config
 #: with all three splits at SMALL_SCALE; ``tiny_release`` is probe_n20_c3 alone at TINY_SCALE (24/6/30 rows).
