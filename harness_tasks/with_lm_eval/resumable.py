@@ -32,6 +32,7 @@ from pathlib import Path
 from lm_eval.api.model import LM, hash_args
 from tqdm.auto import tqdm
 
+from g2m_base.flags import check_int
 from harness_tasks.evaluation.images import release_images
 from harness_tasks.with_lm_eval.answer_cache import AnswerCache, CacheError
 from scoring.replies import bounded, is_failed
@@ -46,10 +47,8 @@ class RunnerLM(LM):
     def __init__(self, inner: LM, cache_db: str | Path | None = None, chunk: int = 256, reasoning_budget: int = 0,
                  progress: bool = True, desc: str = "g2m", connect=None) -> None:
         super().__init__()
-        if chunk < 1:
-            raise ValueError("chunk must be at least 1")
-        if reasoning_budget < 0:
-            raise ValueError(f"reasoning_budget must be 0 or more tokens, got {reasoning_budget}")
+        check_int("chunk", chunk, 1)
+        check_int("reasoning_budget", reasoning_budget, 0)
         self.inner, self.chunk, self.reasoning_budget = inner, chunk, reasoning_budget
         self.progress, self.desc = progress, desc
         self.connect = connect

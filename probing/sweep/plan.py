@@ -19,6 +19,7 @@ from dataset_builder.grids.prompt import build_prompt
 from dataset_builder.grids.spec import DEFAULT_RESOLUTION
 from g2m_base.bounded_json import read_json
 from g2m_base.errors import UsageError
+from g2m_base.flags import check_int
 from probing.core.encoders import QWEN, load_config, processor_input
 from probing.sweep.points import default_input, plan_points, stored_shape, sweep_family, text_config, token_grid
 from probing.sweep.settings import MAX_LAYERS
@@ -65,9 +66,7 @@ def _check_int(where: str, value, bounds: tuple[int, int], what: str = "model co
         for v in value:
             _check_int(where, v, bounds)
         return
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise UsageError(f"{what} {where} must be an integer from {low:,} to {high:,}, got "
-                         f"{str(value)[:40]!r}")
+    check_int(f"{what} {where}", value, low, high)
 
 
 def check_config(raw: object, where: str = "config.json") -> None:
