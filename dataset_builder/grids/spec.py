@@ -75,6 +75,8 @@ HUB_TASK_CONFIG, HUB_TASK_SPLIT = "zero_shot", "test"
 PROBE_RESULT_FORMAT = "g2m-probe-result/1"
 #: The format tag of ``g2m probe sweep``'s sweep.json (one record per read-out point), which the report reads.
 SWEEP_RESULT_FORMAT = "g2m-probe-sweep/1"
+#: The most bytes a reader takes of each: a probe's result.json is a few kilobytes, a sweep's a few kB per point.
+MAX_PROBE_RESULT_BYTES, MAX_SWEEP_BYTES = 1 << 20, 16 << 20
 
 #: Where the release lives and which tag the harness loads by default.
 HUB_REPO_ID = "grid2matrix/g2m"
