@@ -211,6 +211,10 @@ CONSTANTS = [
     (r"must be a finite number in", "check_number"),
     (r"^def check_workers\b", "check_workers"),
     (r"unknown probing config", "ProbeSettings"),
+    (r"^MAX_PROBE_RESULT_BYTES\b", "MAX_PROBE_RESULT_BYTES"),
+    (r"\bMAX_SWEEP_BYTES =", "MAX_SWEEP_BYTES"),
+    (r"\bos\.replace\(", "durable_replace"),
+    (r"^def atomic_open\b", "atomic_open"),
 ]
 
 

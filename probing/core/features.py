@@ -30,7 +30,7 @@ from tqdm.auto import tqdm
 
 from g2m_base.bounded_json import Rejected, read_json
 from g2m_base.errors import BuildError, G2MError
-from g2m_base.files import atomic_write_text, safe_name
+from g2m_base.files import atomic_open, atomic_write_text, durable_replace, safe_name
 from probing.core.encoders import Encoder
 
 KEY_FILE = "key.json"
@@ -175,11 +175,9 @@ def extract_split(encoder: Encoder, dataset, folder: Path, split: str, batch_siz
             bar.update(len(grids))
         out.flush()
         del out
-        os.replace(partial, feats_path)
-        tmp = folder / f".{split}.labels.npy.partial"
-        with open(tmp, "wb") as f:
+        durable_replace(partial, feats_path)
+        with atomic_open(labels_path, "wb", folder / f".{split}.labels.npy.partial") as f:
             np.save(f, labels)
-        os.replace(tmp, labels_path)
     finally:
         bar.close()
         partial.unlink(missing_ok=True)
