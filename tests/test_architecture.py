@@ -215,6 +215,7 @@ CONSTANTS = [
     (r"\bMAX_SWEEP_BYTES =", "MAX_SWEEP_BYTES"),
     (r"\bos\.replace\(", "durable_replace"),
     (r"^def atomic_open\b", "atomic_open"),
+    (r"\bnp\.save\(", "save_npy"),
 ]
 
 

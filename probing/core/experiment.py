@@ -22,7 +22,7 @@ from dataset_builder.release.source import load_config, provenance
 from g2m_base.errors import UsageError
 from g2m_base.files import atomic_write_text, safe_name
 from probing.core.encoders import READOUTS, load_encoder
-from probing.core.features import cache_key, config_sha256, extract_split, native_grid, open_cache
+from probing.core.features import cache_key, config_sha256, extract_split, native_grid, open_cache, save_npy
 from probing.core.probe import FeatureSet, predict, score, train_probe
 from probing.core.settings import ProbeSettings
 
@@ -64,8 +64,8 @@ def run_probe(spec: ProbeSpec, progress: bool = True) -> dict:
     kind = spec.readout if spec.train.probe == "conv" else f"{spec.readout}-{spec.train.probe}"
     out = Path(spec.out) / safe_name(spec.encoder) / kind / spec.config
     out.mkdir(parents=True, exist_ok=True)
-    np.save(out / "heatmap.npy", test["heatmap"])
-    np.save(out / "test_predictions.npy", pred.cpu().numpy().astype(np.uint8))  # what a submission re-scores
+    save_npy(out / "heatmap.npy", test["heatmap"])
+    save_npy(out / "test_predictions.npy", pred.cpu().numpy().astype(np.uint8))  # what a submission re-scores
     result = {
         "format": PROBE_RESULT_FORMAT,
         "encoder": {"name": spec.encoder, "revision": key["revision"], "config_sha256": config_sha256(spec.encoder), "family": encoder.family, "readout": spec.readout,

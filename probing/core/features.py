@@ -90,6 +90,12 @@ def cache_key(encoder: Encoder, revision: str | None, data: dict, config: str, c
     }
 
 
+def save_npy(path: Path, array: np.ndarray, tmp: Path | None = None) -> None:
+    """``np.save`` whole or not at all (``atomic_open``): a reader never meets half an array."""
+    with atomic_open(path, "wb", tmp) as f:
+        np.save(f, array)
+
+
 def cache_dir(root: str | os.PathLike, key: dict) -> Path:
     slug = safe_name(key["encoder"], "_")
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
@@ -176,8 +182,7 @@ def extract_split(encoder: Encoder, dataset, folder: Path, split: str, batch_siz
         out.flush()
         del out
         durable_replace(partial, feats_path)
-        with atomic_open(labels_path, "wb", folder / f".{split}.labels.npy.partial") as f:
-            np.save(f, labels)
+        save_npy(labels_path, labels, folder / f".{split}.labels.npy.partial")
     finally:
         bar.close()
         partial.unlink(missing_ok=True)
