@@ -1,4 +1,7 @@
-"""``g2m build``, ``g2m verify`` and ``g2m push``: thin argument parsing over the builder, the verifier and the push."""
+"""``g2m build``, ``g2m verify`` and ``g2m push``: thin argument parsing over the builder, the verifier and the push.
+
+Integers are parsed here and checked by the library that uses them (``--workers``: ``g2m_base.workers.check_workers``;
+``--resolution``: ``RenderOptions``; ``--rows-per-shard``: ``BuildParams``), so each has one check and one message."""
 
 from __future__ import annotations
 
@@ -12,23 +15,11 @@ from g2m_base.untrusted import term
 
 
 def _scale(text: str) -> float:
+    """A number; its range is checked by the builder (``configs.check_scale``)."""
     try:
-        value = float(text)
+        return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"--scale must be a number in (0, 1], got {text!r}") from None
-    if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(f"--scale must be in (0, 1], got {text}")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
-    return value
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
@@ -55,13 +46,11 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
 
 def _seconds(text: str) -> float:
+    """A number; its range is checked by the push (``push.check_timeout``)."""
     try:
-        value = float(text)
+        return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"--timeout must be a number of seconds, got {text!r}") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"--timeout must be a positive number of seconds, got {text}")
-    return value
 
 
 def _cmd_push(args: argparse.Namespace) -> int:
@@ -78,11 +67,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_out(p, "output folder (created; an interrupted build there is resumed)", required=True)
     p.add_argument("--configs", default=None, help="comma-separated config names or globs (default: all)")
     p.add_argument("--scale", type=_scale, default=1.0, help="keep this fraction of every block, in (0, 1]")
-    p.add_argument("--workers", type=_positive_int, default=None, help="worker processes (default: all cores)")
-    p.add_argument("--resolution", type=_positive_int, default=DEFAULT_RESOLUTION,
+    p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
+    p.add_argument("--resolution", type=int, default=DEFAULT_RESOLUTION,
                    help=f"image side in pixels (release: {DEFAULT_RESOLUTION})")
     p.add_argument("--no-outline", action="store_true", help="draw cells without outlines (not the release)")
-    p.add_argument("--rows-per-shard", type=_positive_int, default=ROWS_PER_SHARD, help=argparse.SUPPRESS)
+    p.add_argument("--rows-per-shard", type=int, default=ROWS_PER_SHARD, help=argparse.SUPPRESS)
     add_quiet(p)
     p.set_defaults(func=_cmd_build, extra=None)
 
@@ -91,7 +80,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sample", type=int, default=None,
                    help="regenerate only K rows per config from their seeds; the others are checked by their files' "
                    "hashes only (default: every row)")
-    p.add_argument("--workers", type=_positive_int, default=None)
+    p.add_argument("--workers", type=int, default=None)
     add_quiet(p)
     p.set_defaults(func=_cmd_verify, extra=None)
 
@@ -104,6 +93,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                           "contact nothing")
     p.add_argument("--timeout", type=_seconds, default=HUB_TIMEOUT,
                    help=f"seconds to wait for a connection and for each answer of the Hub (default {HUB_TIMEOUT:g})")
-    p.add_argument("--workers", type=_positive_int, default=None, help="worker processes for the verify that runs "
+    p.add_argument("--workers", type=int, default=None, help="worker processes for the verify that runs "
                                                                        "first (default: all cores)")
     p.set_defaults(func=_cmd_push, extra=None)

@@ -8,8 +8,9 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
-from g2m_base.errors import BuildError, StorageError, UsageError
+from g2m_base.errors import BuildError, G2MError, StorageError, UsageError
 
 TEMP_MARK = ".g2m-tmp-"
 LOCK_NAME = ".g2m-build.lock"
@@ -68,31 +69,52 @@ def output_file(path: str | os.PathLike, inputs: tuple = ()) -> Path:
     return p
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to a hidden temp file beside ``path``, fsync it, then rename it over ``path``.
+def durable_replace(tmp: str | os.PathLike, path: str | os.PathLike) -> None:
+    """The core of every atomic write: ``tmp``'s bytes forced to disk (fsync), then ``tmp`` renamed over ``path``,
+    so ``path`` is the old file or the whole new one, even across a power cut. Raises the ``OSError`` as it is."""
+    fd = os.open(tmp, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | os.PathLike, mode: str = "wb", tmp: str | os.PathLike | None = None,
+                **kwargs) -> Iterator[IO]:
+    """``open(path, mode)`` that never leaves half a file: the block writes a temp file beside ``path`` (``tmp``, by
+    default hidden: ``.g2m-tmp-<pid>-<name>``), which is fsynced and renamed over ``path`` when the block ends
+    normally (``durable_replace``); any exception removes it and ``path`` is untouched.
 
     The temp name starts with a dot, so neither ``load_dataset``'s ``<split>-*`` patterns nor an upload ever see it.
-    Only a regular file is ever replaced: never a folder, a device (``/dev/full``) or a FIFO.
+    Only a regular file is ever replaced: never a folder, a device (``/dev/full``) or a FIFO. A failed write (a full
+    disk, a read-only mount) is one line naming ``path`` (``write_error``).
     """
+    path = Path(path)
     if path.is_dir() or (path.exists() and not path.is_file()):
         raise BuildError(f"cannot write {path}: it exists and is not a regular file")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise write_error(e)(f"cannot write to {path.parent}: {e.strerror or e}") from None
-    tmp = path.parent / f"{TEMP_MARK}{os.getpid()}-{path.name}"
+    tmp = Path(tmp) if tmp is not None else path.parent / f"{TEMP_MARK}{os.getpid()}-{path.name}"
     try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        with open(tmp, mode, **kwargs) as f:
+            yield f
+        durable_replace(tmp, path)
     except BaseException as e:
         with contextlib.suppress(OSError):
             tmp.unlink()
-        if isinstance(e, OSError):  # a full disk, a read-only mount: the user's to fix, said in one line
+        if isinstance(e, OSError) and not isinstance(e, G2MError):  # the user's to fix, said in one line
             raise write_error(e)(f"could not write {path}: {e.strerror or e}") from None
         raise
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` whole or not at all (``atomic_open``)."""
+    with atomic_open(path, "wb") as f:
+        f.write(data)
 
 
 def atomic_write_text(path: Path, text: str) -> None:

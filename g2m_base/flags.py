@@ -1,12 +1,16 @@
-"""The flags every ``g2m`` command spells the same way: ``--data``, ``--out`` and ``--quiet``.
+"""The flags every ``g2m`` command spells the same way: ``--data``, ``--out`` and ``--quiet``; and the one check of
+a bounded number (``check_int``, ``check_number``) every option and setting uses, with one form of refusal.
 
-Each is added by one function with one help text, so ``g2m build``, ``eval``, ``probe`` and the rest read alike.
+Each flag is added by one function with one help text, so ``g2m build``, ``eval``, ``probe`` and the rest read alike.
 Earlier spellings stay as hidden aliases (``g2m eval --output``, ``--no-progress``), so nothing a user typed breaks.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+
+from g2m_base.errors import UsageError
 
 DATA_HELP = "a local build (g2m build --out DIR) instead of the Hub release at its pinned revision"
 
@@ -26,3 +30,38 @@ def add_quiet(parser: argparse.ArgumentParser, aliases: tuple[str, ...] = ()) ->
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     for alias in aliases:
         parser.add_argument(alias, dest="quiet", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+
+def _shown(value: object, limit: int = 40) -> str:
+    """``value`` as a refusal shows it: its repr, at most ``limit`` characters (a hostile config's value may be huge)."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int past Python's digit limit
+        text = "an integer of thousands of digits"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _end(x: float) -> str:
+    return f"{x:,}" if isinstance(x, int) else f"{x:g}"
+
+
+def check_int(name: str, value: object, low: int, high: int | None = None, error: type[Exception] = UsageError) -> int:
+    """``value`` when it is an integer (a bool is not) from ``low`` to ``high`` (no upper end when None); else
+    ``error`` in the one form every option check uses: ``NAME must be an integer from LOW to HIGH, got VALUE`` (or
+    ``... of at least LOW, ...``)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
+        bounds = f"of at least {low:,}" if high is None else f"from {low:,} to {high:,}"
+        raise error(f"{name} must be an integer {bounds}, got {_shown(value)}")
+    return value
+
+
+def check_number(name: str, value: object, low: float, high: float, low_open: bool = False, high_open: bool = False,
+                 error: type[Exception] = UsageError) -> float:
+    """``value`` when it is a finite number (a bool is not) in the interval from ``low`` to ``high`` (each end open
+    or closed); else ``error``: ``NAME must be a finite number in (LOW, HIGH], got VALUE``."""
+    ok = (isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+          and (low < value if low_open else low <= value) and (value < high if high_open else value <= high))
+    if not ok:  # NaN fails every comparison, so it is refused by this form of the test
+        raise error(f"{name} must be a finite number in {'(' if low_open else '['}{_end(low)}, {_end(high)}"
+                    f"{')' if high_open else ']'}, got {_shown(value)}")
+    return value

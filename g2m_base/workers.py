@@ -17,7 +17,14 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 
+from g2m_base.flags import check_int
+
 _PR_SET_PDEATHSIG = 1
+
+
+def check_workers(workers: object) -> int:
+    """The one check of a number of worker processes (``--workers``), for the library and the command line alike."""
+    return check_int("--workers", workers, 1)
 
 
 def pool(workers: int) -> ProcessPoolExecutor:

@@ -18,6 +18,7 @@ from g2m_base.bounded_json import read_json
 from g2m_base.errors import MissingDependency
 from g2m_base.files import folder_lock, safe_name
 from g2m_base.installs import install_hint
+from g2m_base.run_layout import MAX_RESULTS_BYTES, results_files
 from harness_tasks.evaluation import data
 from harness_tasks.evaluation.model_args import model_name
 from harness_tasks.evaluation.run_key import earlier_server, folder_name, run_key
@@ -39,8 +40,6 @@ from scoring.catalog import max_budget
 
 __all__ = ["BASELINES", "CHAT", "HARNESSES", "EvalSpec", "Target", "load_results", "model_name", "run_eval", "run_key",
            "versions"]
-#: A run's results file holds the 90 tasks' configs and scores: about 200 KB.
-MAX_RESULTS_BYTES = 64 << 20
 #: One run per output folder at a time: a second is refused at once, before any request is sent.
 RUN_LOCK = ".g2m-eval.lock"
 BUSY = ("another g2m eval is running with --out {root}; wait for it to finish, or give this run another --out "
@@ -93,7 +92,7 @@ def _driver(harness: str):
 
 def load_results(folder: Path) -> dict:
     """The newest results file of a run folder, as ``run_eval`` returns it."""
-    path = sorted(Path(folder).glob("results_*.json"))[-1]
+    path = results_files(folder)[-1]
     results = read_json(path, MAX_RESULTS_BYTES, "results file")
     results["output_dir"] = str(folder)
     return results

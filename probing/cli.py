@@ -8,11 +8,10 @@ the leaderboard's run reader, which ``g2m_cli`` hands down (``read_runs_with``):
 from __future__ import annotations
 
 import argparse
-import math
 from dataclasses import replace
 
 from g2m_base.errors import UsageError
-from g2m_base.flags import add_data, add_out, add_quiet
+from g2m_base.flags import add_data, add_out, add_quiet, check_number
 from g2m_base.untrusted import term
 
 #: The most memory one GPU may be said to have (--gpu-gb): a thousand times today's largest is a typo.
@@ -54,9 +53,7 @@ def _points(text: str) -> tuple[str, ...]:
 
 
 def _gpu_gb(value: float) -> float:
-    if not (isinstance(value, int | float) and math.isfinite(value) and 0 < value <= MAX_GPU_GB):
-        raise UsageError(f"--gpu-gb must be a number of GB above 0 and at most {MAX_GPU_GB:,}, got {value!r}")
-    return value
+    return check_number("--gpu-gb", value, 0, MAX_GPU_GB, low_open=True)
 
 
 def _sweep(args: argparse.Namespace) -> int:

@@ -22,6 +22,7 @@ from dataset_builder.grids.prompt import build_prompt
 from dataset_builder.grids.render import check_fits
 from dataset_builder.grids.spec import DEFAULT_RESOLUTION, check_grid_size, check_num_colors, color_names
 from g2m_base.errors import UsageError
+from g2m_base.flags import check_int
 
 
 @dataclass(frozen=True)
@@ -32,8 +33,7 @@ class RenderOptions:
     outline: bool = True
 
     def __post_init__(self) -> None:
-        if not isinstance(self.resolution, int) or not 16 <= self.resolution <= 8192:
-            raise UsageError(f"resolution must be an integer from 16 to 8192, got {self.resolution!r}")
+        check_int("resolution", self.resolution, 16, 8192)
 
     def check(self, grid_size: int) -> None:
         check_fits(grid_size, self.resolution, self.outline)
@@ -43,8 +43,7 @@ def make_matrix(seed: int, grid_size: int, num_colors: int) -> np.ndarray:
     """The N x N matrix of one sample (int8, values 0..C-1)."""
     check_num_colors(num_colors)
     check_grid_size(grid_size)
-    if not isinstance(seed, int) or seed < 0:
-        raise UsageError(f"seed must be a non-negative integer, got {seed!r}")
+    check_int("seed", seed, 0)
     return _matrix(np.random.PCG64(seed), grid_size, num_colors)
 
 

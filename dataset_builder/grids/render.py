@@ -21,6 +21,7 @@ from PIL import Image, ImageDraw
 
 from dataset_builder.grids.spec import DEFAULT_RESOLUTION, OUTLINE_INDEX, OUTLINE_RGB, PALETTE, check_grid_size
 from g2m_base.errors import UsageError
+from g2m_base.flags import check_int
 
 #: RGB of every palette index used in our images (values 0..9, then the outline).
 PALETTE_RGB = np.array([c.rgb for c in PALETTE] + [OUTLINE_RGB], dtype=np.uint8)
@@ -71,8 +72,7 @@ def _bounds(resolution: int, n: int) -> tuple[int, ...]:
 def cell_layout(grid_size: int, resolution: int = DEFAULT_RESOLUTION, outline: bool = True) -> CellLayout:
     """The exact per-axis cell layout; raises ``ValueError`` when some cell would show no pixel of its own colour."""
     check_grid_size(grid_size)
-    if not isinstance(resolution, int) or resolution < 1:
-        raise UsageError(f"resolution must be a positive integer, got {resolution!r}")
+    check_int("resolution", resolution, 1)
     if grid_size > resolution:
         raise UsageError(f"a {grid_size}x{grid_size} grid does not fit in {resolution}x{resolution} pixels")
     w = outline_width(resolution, grid_size, outline)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from g2m_base.errors import UsageError
+from g2m_base.flags import check_int
 
 
 class Color(NamedTuple):
@@ -75,6 +75,8 @@ HUB_TASK_CONFIG, HUB_TASK_SPLIT = "zero_shot", "test"
 PROBE_RESULT_FORMAT = "g2m-probe-result/1"
 #: The format tag of ``g2m probe sweep``'s sweep.json (one record per read-out point), which the report reads.
 SWEEP_RESULT_FORMAT = "g2m-probe-sweep/1"
+#: The most bytes a reader takes of each: a probe's result.json is a few kilobytes, a sweep's a few kB per point.
+MAX_PROBE_RESULT_BYTES, MAX_SWEEP_BYTES = 1 << 20, 16 << 20
 
 #: Where the release lives and which tag the harness loads by default.
 HUB_REPO_ID = "grid2matrix/g2m"
@@ -103,8 +105,7 @@ def color_names(num_colors: int) -> list[str]:
 
 
 def check_num_colors(num_colors: int) -> None:
-    if not isinstance(num_colors, int) or isinstance(num_colors, bool) or not MIN_COLORS <= num_colors <= MAX_COLORS:
-        raise UsageError(f"num_colors must be an integer from {MIN_COLORS} to {MAX_COLORS}, got {num_colors!r}")
+    check_int("num_colors", num_colors, MIN_COLORS, MAX_COLORS)
 
 
 def cell_key(grid_size: int, num_colors: int) -> str:
@@ -114,7 +115,4 @@ def cell_key(grid_size: int, num_colors: int) -> str:
 
 def check_grid_size(grid_size: int, maximum: int | None = None) -> None:
     """The one check of a grid size N: a positive integer (bools are not sizes), at most ``maximum`` if given."""
-    if not isinstance(grid_size, int) or isinstance(grid_size, bool) or grid_size < 1:
-        raise UsageError(f"grid_size must be a positive integer, got {grid_size!r}")
-    if maximum is not None and grid_size > maximum:
-        raise UsageError(f"grid_size must be at most {maximum}, got {grid_size}")
+    check_int("grid_size", grid_size, 1, maximum)

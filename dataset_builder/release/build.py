@@ -36,6 +36,8 @@ from dataset_builder.grids.generate import RenderOptions, SampleRun, make_run
 from dataset_builder.release.table import read_shard_metadata, runs_to_table, table_to_parquet_bytes
 from g2m_base.errors import BuildError, UsageError
 from g2m_base.files import atomic_write_bytes, build_lock, remove_stale_temp_files
+from g2m_base.flags import check_int
+from g2m_base.workers import check_workers
 from g2m_base.workers import pool as worker_pool
 
 
@@ -147,8 +149,7 @@ class BuildParams:
 
     def __post_init__(self) -> None:
         check_scale(self.scale)
-        if not isinstance(self.rows_per_shard, int) or self.rows_per_shard < 1:
-            raise UsageError(f"rows_per_shard must be a positive integer, got {self.rows_per_shard!r}")
+        check_int("rows_per_shard", self.rows_per_shard, 1)
 
     def to_json(self) -> dict:
         return {"scale": self.scale, "render": asdict(self.render), "rows_per_shard": self.rows_per_shard}
@@ -166,9 +167,7 @@ def build(
 
     out = Path(out)
     requested = select_configs(configs)
-    workers = workers or os.cpu_count() or 1
-    if workers < 1:
-        raise UsageError(f"--workers must be at least 1, got {workers}")
+    workers = (os.cpu_count() or 1) if workers is None else check_workers(workers)
     for cfg in requested:
         for n in cfg.grid_sizes:
             try:

@@ -36,7 +36,9 @@ from dataset_builder.release.build import BuildParams, ShardTask, plan_config
 from dataset_builder.release.layout import check_paths, check_readme
 from dataset_builder.release.provenance import load_manifest, manifest_configs
 from dataset_builder.release.rows import check_shard
-from g2m_base.errors import BuildError, UsageError
+from g2m_base.errors import BuildError
+from g2m_base.flags import check_int
+from g2m_base.workers import check_workers
 from g2m_base.workers import pool as worker_pool
 
 
@@ -140,8 +142,8 @@ def verify(root: str | os.PathLike, sample: int | None = None, workers: int | No
     """Check the folder at ``root``: every file's hash, then every row regenerated from its seed, or with ``sample``
     only that many rows per config (the others vouched for by their files' hashes alone)."""
     root = Path(root)
-    if sample is not None and sample < 0:
-        raise UsageError(f"--sample must be a non-negative integer, got {sample}")
+    if sample is not None:
+        check_int("--sample", sample, 0)
     manifest = load_manifest(root)
     if manifest is None:
         raise BuildError(f"{root / MANIFEST_NAME} is missing: not a finished g2m build")
@@ -154,7 +156,7 @@ def verify(root: str | os.PathLike, sample: int | None = None, workers: int | No
         picked = _sampled_rows(tasks, sample)
         jobs = [(t, picked[t.relpath]) for t in tasks if t.relpath in picked]
         cost = sum(t.cost * len(rows) // max(1, t.rows) for t, rows in jobs)
-    workers = max(1, workers or os.cpu_count() or 1)
+    workers = (os.cpu_count() or 1) if workers is None else check_workers(workers)
     # a pool costs a second or so to start: worth it only for work that takes longer (its workers start while files
     # are hashed)
     pool = worker_pool(workers) if workers > 1 and len(jobs) > 1 and cost > 1_000_000 else None

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from dataset_builder.grids.prompt import PROMPT_VERSION
 from g2m_base.files import atomic_write_text, ensure_dir, safe_name
+from g2m_base.run_layout import results_name, samples_name
 from harness_tasks.evaluation.score_table import tag_scores
 from scoring.catalog import TASK_VERSION, budget, task_info
 from scoring.parsing import format_answer
@@ -63,9 +64,9 @@ def save_run(folder: Path, date: str, samples: dict[str, list[str]], results: di
     folder = ensure_dir(Path(folder))
     results.setdefault("g2m", {})["samples"] = {task: len(lines) for task, lines in samples.items()}
     for task, lines in samples.items():
-        atomic_write_text(folder / f"samples_{task}_{date}.jsonl", "".join(lines))
+        atomic_write_text(folder / samples_name(task, date), "".join(lines))
     text = json.dumps(results, indent=2, ensure_ascii=False, default=default) + "\n"
-    atomic_write_text(folder / f"results_{date}.json", text)
+    atomic_write_text(folder / results_name(date), text)
     return folder
 
 

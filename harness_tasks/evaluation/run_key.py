@@ -32,6 +32,7 @@ from pathlib import Path
 from dataset_builder.grids.prompt import PROMPT_VERSION
 from g2m_base.bounded_json import Rejected, read_json
 from g2m_base.files import safe_name
+from g2m_base.run_layout import MAX_RESULTS_BYTES, newest_results
 from harness_tasks.evaluation.model_args import NAME_KEYS, ModelArgs
 from harness_tasks.evaluation.settings import versions
 from harness_tasks.serving.identity import MODEL_FIELDS
@@ -42,8 +43,6 @@ from scoring.catalog import TASK_VERSION
 #: ``--serve`` run (a new port each time) finds its answers.
 TRANSPORT_ARGS = frozenset({"base_url", "num_concurrent", "timeout", "max_retries", "verify_certificate",
                             "ca_cert_path", "auth_token", "header"})
-#: A results file is about 200 KB; the earlier run's key is read from the newest one.
-MAX_RESULTS_BYTES = 64 << 20
 
 
 def _digest(value: object, n: int) -> str:
@@ -107,9 +106,9 @@ def folder_name(spec, display: str) -> str:
 
 def earlier_run(folder: Path) -> dict:
     """The ``g2m`` block of the newest results file in ``folder`` (empty when there is none, or it is unreadable)."""
-    newest = sorted(Path(folder).glob("results_*.json"))[-1:] if Path(folder).is_dir() else []
+    newest = newest_results(folder)
     try:
-        block = read_json(newest[0], MAX_RESULTS_BYTES, "results file").get("g2m") if newest else None
+        block = read_json(newest, MAX_RESULTS_BYTES, "results file").get("g2m") if newest else None
     except (Rejected, OSError, AttributeError):
         return {}
     return block if isinstance(block, dict) else {}

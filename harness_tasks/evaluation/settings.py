@@ -16,6 +16,7 @@ from pathlib import Path
 from dataset_builder import __version__
 from dataset_builder.release.provenance import library_versions
 from g2m_base.errors import UsageError
+from g2m_base.flags import check_int
 from harness_tasks.evaluation.model_args import NAME_KEYS, ModelArgs, model_name
 from harness_tasks.serving.endpoints import chat_url, served_model
 from harness_tasks.serving.launcher import find_vllm
@@ -81,8 +82,8 @@ class EvalSpec:
             raise UsageError(f"--serve and --base-url use the {CHAT} backend; drop --model {self.model}")
         for name, value, low in (("resume_chunk", self.resume_chunk, 1), ("--concurrency", self.concurrency, 1),
                                  ("--reasoning-budget", self.reasoning_budget, 0), ("--limit", self.limit, 1)):
-            if value is not None and (not isinstance(value, int) or value < low):
-                raise UsageError(f"{name} must be an integer of at least {low}, got {value!r}")
+            if value is not None:
+                check_int(name, value, low)
         if self.base_url:
             chat_url(self.base_url)  # a malformed URL fails here, before any data or model is loaded
         if self.data is not None and not Path(self.data).is_dir():

@@ -31,6 +31,7 @@ from lm_eval.models.openai_completions import LocalChatCompletion
 
 from dataset_builder.grids.spec import IMAGE_PLACEHOLDER
 from g2m_base.errors import UsageError
+from g2m_base.flags import check_int
 from harness_tasks.serving.endpoints import chat_url, served_model
 from scoring.replies import GenText, bounded, failed
 
@@ -126,8 +127,7 @@ class G2MChat(LocalChatCompletion):
                  max_retries: int = 3, timeout: float | None = None, **kwargs) -> None:
         if not base_url:
             raise UsageError("g2m-chat needs base_url=http://HOST:PORT/v1 (or g2m eval --base-url / --serve)")
-        if int(max_retries) < 1:
-            raise UsageError(f"max_retries must be at least 1, got {max_retries}")
+        check_int("max_retries", int(max_retries), 1)
         url = chat_url(str(base_url))
         model = model or served_model(url)
         kwargs.pop("pretrained", None)

@@ -28,10 +28,12 @@ import inspect
 import logging
 import time
 from pathlib import Path
+from typing import Any
 
 from lm_eval.api.model import LM, hash_args
 from tqdm.auto import tqdm
 
+from g2m_base.flags import check_int
 from harness_tasks.evaluation.images import release_images
 from harness_tasks.with_lm_eval.answer_cache import AnswerCache, CacheError
 from scoring.replies import bounded, is_failed
@@ -40,16 +42,29 @@ log = logging.getLogger(__name__)
 COMMIT_SECONDS = 30.0
 
 
+@dataclasses.dataclass
+class _Batch:
+    """One call of ``generate_until``: its requests, their cache keys, whether each may be cached, the answers so far,
+    the indices still to be answered (``todo``), and the answers received since the last commit."""
+
+    requests: list
+    keys: list[str]
+    cacheable: list[bool]
+    results: list
+    todo: list[int]
+    pending: int = 0
+    since: float = 0.0
+    bar: Any = None
+
+
 class RunnerLM(LM):
     """An LM that answers from an SQLite cache first and asks ``inner`` for the rest."""
 
     def __init__(self, inner: LM, cache_db: str | Path | None = None, chunk: int = 256, reasoning_budget: int = 0,
                  progress: bool = True, desc: str = "g2m", connect=None) -> None:
         super().__init__()
-        if chunk < 1:
-            raise ValueError("chunk must be at least 1")
-        if reasoning_budget < 0:
-            raise ValueError(f"reasoning_budget must be 0 or more tokens, got {reasoning_budget}")
+        check_int("chunk", chunk, 1)
+        check_int("reasoning_budget", reasoning_budget, 0)
         self.inner, self.chunk, self.reasoning_budget = inner, chunk, reasoning_budget
         self.progress, self.desc = progress, desc
         self.connect = connect
@@ -63,12 +78,6 @@ class RunnerLM(LM):
             self.cache.close()
         self.cache_db = None if cache_db is None else str(cache_db)
         self.cache = None if cache_db is None else AnswerCache(cache_db)
-
-    def _cacheable(self, requests) -> list[bool]:
-        return [self.cache is not None and not r.args[1].get("do_sample") for r in requests]
-
-    def _lookup(self, keys: list[str], cacheable: list[bool]) -> list:
-        return [self.cache.get(k) if c else None for k, c in zip(keys, cacheable, strict=True)]
 
     def __getattr__(self, name):  # anything not defined here (tokenizer, processor, ...) comes from the backend
         if name == "inner":
@@ -102,73 +111,88 @@ class RunnerLM(LM):
         return dataclasses.replace(req, arguments=(context, gen_kwargs, *rest))
 
     def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:
+        """Answers from the cache first; the rest asked of the backend (``_dispatch``), each kept as it arrives
+        (``_record``), the cache committed every ``chunk`` answers or ``COMMIT_SECONDS``, and on the way out."""
+        batch = self._connect(requests)
+        done = len(requests) - len(batch.todo)
+        self.hits += done
+        self.misses += len(batch.todo)
+        if self.cache_db:
+            log.info("g2m: %d answers from %s, %d to generate", done, self.cache_db, len(batch.todo))
+        batch.bar = tqdm(total=len(requests), initial=done, desc=self.desc, unit="answer",
+                         disable=not self.progress or disable_tqdm, dynamic_ncols=True, smoothing=0.05)
+        batch.since = time.monotonic()
+        try:
+            self._dispatch(batch)
+        except BaseException:
+            with contextlib.suppress(CacheError):  # keep what was received; the first error is the one to tell
+                self._commit(batch)
+            raise
+        finally:
+            batch.bar.close()
+        self._commit(batch)
+        return batch.results
+
+    def _connect(self, requests) -> _Batch:
+        """The requests' keys and cached answers. When some are not cached and a server is still to be reached
+        (``connect``), it is reached now, once, and the cache its key names is read instead."""
         keys = [hash_args("generate_until", r.args) for r in requests]
-        cacheable = self._cacheable(requests)
-        results = self._lookup(keys, cacheable)
-        todo = [i for i, res in enumerate(results) if res is None]
-        if todo and self.connect is not None:
+        batch = self._look_up(requests, keys)
+        if batch.todo and self.connect is not None:
             connect, self.connect = self.connect, None
             cache_db = connect()
             if (None if cache_db is None else str(cache_db)) != self.cache_db:
                 self._open(cache_db)
-                cacheable = self._cacheable(requests)
-                results = self._lookup(keys, cacheable)
-                todo = [i for i, res in enumerate(results) if res is None]
-        self.hits += len(requests) - len(todo)
-        self.misses += len(todo)
-        if self.cache_db:
-            log.info("g2m: %d answers from %s, %d to generate", len(requests) - len(todo), self.cache_db, len(todo))
-        bar = tqdm(total=len(requests), initial=len(requests) - len(todo), desc=self.desc, unit="answer",
-                   disable=not self.progress or disable_tqdm, dynamic_ncols=True, smoothing=0.05)
-        state = {"pending": 0, "since": time.monotonic()}
+                batch = self._look_up(requests, keys)
+        return batch
 
-        def record(j: int, answer) -> None:
-            i = todo[j]
-            results[i] = answer = bounded(answer)
-            if is_failed(answer):
-                self.failed += 1
-            elif cacheable[i]:
-                self.cache.put(keys[i], answer)
-                state["pending"] += 1
-                if state["pending"] >= self.chunk or time.monotonic() - state["since"] > COMMIT_SECONDS:
-                    self._commit(state)
-            release_images([requests[i]])
-            bar.update(1)
+    def _look_up(self, requests, keys: list[str]) -> _Batch:
+        cacheable = [self.cache is not None and not r.args[1].get("do_sample") for r in requests]
+        results = [self.cache.get(k) if c else None for k, c in zip(keys, cacheable, strict=True)]
+        return _Batch(requests, keys, cacheable, results, [i for i, res in enumerate(results) if res is None])
 
-        sent = [self._budgeted(requests[i]) for i in todo]
-        try:
-            if getattr(self.inner, "STREAMS_ANSWERS", False):
-                seen = set()
+    def _dispatch(self, batch: _Batch) -> None:
+        """Send what the cache did not answer: streamed to ``_record`` by a backend that reports each answer as it
+        arrives, else in blocks of ``chunk`` requests."""
+        sent = [self._budgeted(batch.requests[i]) for i in batch.todo]
+        if getattr(self.inner, "STREAMS_ANSWERS", False):
+            seen = set()
 
-                def on_answer(j: int, answer) -> None:
-                    seen.add(j)
-                    record(j, answer)
+            def on_answer(j: int, answer) -> None:
+                seen.add(j)
+                self._record(batch, j, answer)
 
-                answers = self.inner.generate_until(sent, on_answer=on_answer)
-                for j, answer in enumerate(answers):  # anything the backend returned without reporting it
-                    if j not in seen:
-                        record(j, answer)
-            else:
-                quiet = "disable_tqdm" in inspect.signature(self.inner.generate_until).parameters
-                for start in range(0, len(sent), self.chunk):
-                    block = sent[start : start + self.chunk]
-                    answers = (self.inner.generate_until(block, disable_tqdm=True) if quiet
-                               else self.inner.generate_until(block))
-                    for j, answer in enumerate(answers, start):
-                        record(j, answer)
-        except BaseException:
-            with contextlib.suppress(CacheError):  # keep what was received; the first error is the one to tell
-                self._commit(state)
-            raise
-        finally:
-            bar.close()
-        self._commit(state)
-        return results
+            answers = self.inner.generate_until(sent, on_answer=on_answer)
+            for j, answer in enumerate(answers):  # anything the backend returned without reporting it
+                if j not in seen:
+                    self._record(batch, j, answer)
+            return
+        quiet = "disable_tqdm" in inspect.signature(self.inner.generate_until).parameters
+        for start in range(0, len(sent), self.chunk):
+            block = sent[start : start + self.chunk]
+            answers = self.inner.generate_until(block, disable_tqdm=True) if quiet else self.inner.generate_until(block)
+            for j, answer in enumerate(answers, start):
+                self._record(batch, j, answer)
 
-    def _commit(self, state: dict) -> None:
-        if self.cache is not None and state["pending"]:
+    def _record(self, batch: _Batch, j: int, answer) -> None:
+        """Keep the answer to the ``j``-th request sent: bounded, counted when failed (a failure is never cached),
+        else cached, committed once ``chunk`` answers or ``COMMIT_SECONDS`` are pending."""
+        i = batch.todo[j]
+        batch.results[i] = answer = bounded(answer)
+        if is_failed(answer):
+            self.failed += 1
+        elif batch.cacheable[i]:
+            self.cache.put(batch.keys[i], answer)
+            batch.pending += 1
+            if batch.pending >= self.chunk or time.monotonic() - batch.since > COMMIT_SECONDS:
+                self._commit(batch)
+        release_images([batch.requests[i]])
+        batch.bar.update(1)
+
+    def _commit(self, batch: _Batch) -> None:
+        if self.cache is not None and batch.pending:
             self.cache.commit()  # a crash from here on loses at most one chunk; a failure raises CacheError here
-        state["pending"], state["since"] = 0, time.monotonic()
+        batch.pending, batch.since = 0, time.monotonic()
 
     def loglikelihood(self, requests):
         return self.inner.loglikelihood(requests)

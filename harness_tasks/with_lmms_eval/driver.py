@@ -22,6 +22,7 @@ import lmms_eval  # noqa: F401  (run as a child process; imported here so a miss
 
 from g2m_base.bounded_json import loads, read_json
 from g2m_base.errors import HarnessError
+from g2m_base.run_layout import MAX_RESULTS_BYTES
 from g2m_base.untrusted import term
 from harness_tasks.evaluation import data
 from harness_tasks.evaluation.model_args import ModelArgs
@@ -154,7 +155,7 @@ def run(spec: EvalSpec, target: Target, provenance: dict) -> Path:
     if results_path is None:
         raise _fail(f"lmms-eval wrote no results (exit status {status}; it exits 0 even when it finds no task or "
                     "crashes)", tail, log_path)
-    results = read_json(results_path, 64 << 20, "lmms-eval results file")
+    results = read_json(results_path, MAX_RESULTS_BYTES, "lmms-eval results file")
     missing = [t for t in tasks if t not in results.get("results", {})]
     if missing:
         raise _fail(f"lmms-eval has no results for {len(missing)} of {len(tasks)} tasks (first: {missing[0]})", tail,

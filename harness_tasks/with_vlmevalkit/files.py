@@ -18,12 +18,10 @@ flagged (``Prediction.cut``), never read as the model's parse failure.
 from __future__ import annotations
 
 import base64
-import contextlib
 import csv
 import hashlib
 import io
 import math
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -34,7 +32,7 @@ from dataset_builder import __version__
 from dataset_builder.grids.spec import cell_key
 from g2m_base.bounded_json import read_json
 from g2m_base.errors import UsageError
-from g2m_base.files import ensure_dir, output_file, write_error
+from g2m_base.files import atomic_open, ensure_dir, output_file
 from scoring.catalog import TASK_VERSION
 from scoring.parsing import format_answer
 
@@ -114,24 +112,14 @@ def write_tsv(rows, out: Path, content_sha256: str = "") -> int:
     """Write the TSV atomically (its folder made if missing); returns the number of rows."""
     out = output_file(out)
     ensure_dir(out.parent)
-    tmp = out.with_name(f".{out.name}.partial")
     n = 0
-    try:
-        with open(tmp, "w", newline="", encoding="utf-8") as f:
-            w = csv.DictWriter(f, fieldnames=COLUMNS, delimiter="\t", lineterminator="\n")
-            w.writeheader()
-            for r in tsv_rows(rows, content_sha256):
-                w.writerow(r)
-                n += 1
-            f.flush()
-            os.fsync(f.fileno())
-        tmp.replace(out)
-    except BaseException as e:  # a full disk, a bad row, Ctrl-C: no partial file is left holding the space
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        if isinstance(e, OSError):  # the machine's state, not a bug: one line naming the file
-            raise write_error(e)(f"could not write {out}: {e.strerror or e}") from None
-        raise
+    # a full disk, a bad row, Ctrl-C: no partial file is left holding the space
+    with atomic_open(out, "w", out.with_name(f".{out.name}.partial"), newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS, delimiter="\t", lineterminator="\n")
+        w.writeheader()
+        for r in tsv_rows(rows, content_sha256):
+            w.writerow(r)
+            n += 1
     return n
 
 

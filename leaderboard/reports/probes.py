@@ -6,15 +6,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dataset_builder.grids.spec import MAX_COLORS, MAX_GRID_SIZE, MIN_COLORS, PROBE_RESULT_FORMAT, SWEEP_RESULT_FORMAT
+from dataset_builder.grids.spec import (
+    MAX_COLORS,
+    MAX_GRID_SIZE,
+    MAX_PROBE_RESULT_BYTES,
+    MAX_SWEEP_BYTES,
+    MIN_COLORS,
+    PROBE_RESULT_FORMAT,
+    SWEEP_RESULT_FORMAT,
+)
 from g2m_base.bounded_json import Rejected, read_json
 from g2m_base.errors import UsageError
 from g2m_base.untrusted import plot
 from leaderboard.submissions.probe_section import rescored_sweep
-
-#: A probe's result.json is a few kilobytes; anything much larger is not one. A sweep's is a few kB per point.
-MAX_PROBE_RESULT_BYTES = 1 << 20
-MAX_SWEEP_BYTES = 16 << 20
 
 
 def load_probes(folder: str | Path, required: bool = True,

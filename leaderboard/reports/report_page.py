@@ -10,7 +10,7 @@ import csv
 from pathlib import Path
 
 from dataset_builder.grids.spec import PALETTE, RELEASE_CONTENT_SHA256
-from g2m_base.files import atomic_write_text
+from g2m_base.files import atomic_open, atomic_write_text
 from g2m_base.untrusted import md as md_text
 from g2m_base.untrusted import strict_json, term
 from harness_tasks.with_vlmevalkit.files import EXCEL_CELL_LIMIT
@@ -62,7 +62,7 @@ def banner(p: dict) -> str:
 
 
 def _csv(out: Path, tasks: dict) -> None:
-    with open(out / "summary.csv", "w", newline="") as f:
+    with atomic_open(out / "summary.csv", "w", newline="") as f:
         w = csv.writer(f)
         head = ["grid_size", "num_colors", "n"]
         for k in RATES:

@@ -5,15 +5,14 @@ others), read and checked field by field, and the samples files of the same run.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from g2m_base.bounded_json import read_json
 from g2m_base.errors import G2MError
+from g2m_base.run_layout import MAX_RESULTS_BYTES, results_date, results_files, run_folders
 from leaderboard.runs.run import NoResults, RunError
 from scoring.catalog import task_info
 
-_RESULTS = re.compile(r"^results_(?P<date>.+)\.json$")
 #: The fields of a results file that reports and submissions read, and the JSON types each may have.
 _FIELDS: dict[tuple[str, ...], tuple[type, ...]] = {
     ("config",): (dict,), ("config", "model"): (str,), ("config", "model_args"): (str, dict),
@@ -24,11 +23,6 @@ _FIELDS: dict[tuple[str, ...], tuple[type, ...]] = {
 _TYPE_NAMES = {dict: "an object", str: "text", int: "a number", float: "a number", list: "a list"}
 #: Dates as seconds since 1970: from then to the year 9999 (datetime's range).
 MAX_TIMESTAMP = 253_402_300_799
-MAX_RESULTS_BYTES = 64 << 20  # an lm-eval results file of the 90 G2M tasks is about 200 KB
-
-
-def _results_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.glob("results_*.json") if _RESULTS.fullmatch(p.name))
 
 
 def locate(path: str | Path) -> Path:
@@ -36,9 +30,7 @@ def locate(path: str | Path) -> Path:
     folder = Path(path)
     if not folder.is_dir():
         raise RunError(f"{folder} is not a folder")
-    if _results_files(folder):
-        return folder
-    children = sorted(p for p in folder.iterdir() if p.is_dir() and _results_files(p))
+    children = run_folders(folder)
     if len(children) == 1:
         return children[0]
     if not children:
@@ -83,8 +75,8 @@ def choose_results(folder: Path, run: str | None = None) -> tuple[Path, list[str
     """The results file of the run ``run`` names in ``folder`` (its date as in ``results_<date>.json``, that file's
     name, or a path to it), else the newest; and the dates of the folder's other runs. A name that matches no run is
     one line listing the runs there are."""
-    files = _results_files(folder)
-    dates = [_RESULTS.fullmatch(p.name).group("date") for p in files]
+    files = results_files(folder)
+    dates = [results_date(p) for p in files]
     if run is None:
         chosen = files[-1]
     else:
@@ -101,7 +93,7 @@ def choose_results(folder: Path, run: str | None = None) -> tuple[Path, list[str
 
 def read_results(results_path: Path) -> tuple[Path, str, dict]:
     """A results file of a model folder, its date and its record, read and checked."""
-    date = _RESULTS.fullmatch(results_path.name).group("date")
+    date = results_date(results_path)
     if not results_path.is_file():
         raise RunError(f"{results_path.name}: not a regular file")
     try:

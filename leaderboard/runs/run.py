@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from g2m_base.errors import G2MError
+from g2m_base.run_layout import results_name
 from harness_tasks import model_name
 from scoring.score import REQUEST_FAILED
 
@@ -55,7 +56,7 @@ class Run:
         if not self.others:
             return line
         shown = ", ".join(self.others[-5:]) + (f" and {len(self.others) - 5} more" if len(self.others) > 5 else "")
-        newest = " (the newest)" if self.results_path.name > f"results_{self.others[-1]}.json" else ""
+        newest = " (the newest)" if self.results_path.name > results_name(self.others[-1]) else ""
         return (f"{line}{newest}; the folder holds {len(self.others)} other run(s) ({shown}): "
                 "choose one with --run DATE")
 

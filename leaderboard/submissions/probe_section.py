@@ -133,7 +133,7 @@ def _section(kind: str, record: dict, model: dict, run_model: str, readouts: lis
 def collect(folder: str | Path, run) -> list[dict]:
     """One section per sweep and per ``g2m probe`` result below ``folder``, each of the run's model (identity rule:
     another model's probe is refused in one line naming both)."""
-    from dataset_builder.grids.spec import PROBE_RESULT_FORMAT
+    from dataset_builder.grids.spec import MAX_PROBE_RESULT_BYTES, MAX_SWEEP_BYTES, PROBE_RESULT_FORMAT
     from g2m_base.bounded_json import read_json
 
     found = []
@@ -141,7 +141,8 @@ def collect(folder: str | Path, run) -> list[dict]:
         if path.name not in ("sweep.json", "result.json") or "points" in path.parts[-3:-1]:
             continue
         try:
-            r = read_json(path, 16 << 20, "probe result")
+            cap = MAX_SWEEP_BYTES if path.name == "sweep.json" else MAX_PROBE_RESULT_BYTES
+            r = read_json(path, cap, "probe result")
         except Rejected:
             continue
         if isinstance(r, dict) and r.get("format") in (SWEEP_RESULT_FORMAT, PROBE_RESULT_FORMAT):

@@ -22,6 +22,7 @@ from dataset_builder.grids.spec import DATASET_REVISION, HUB_REPO_ID, RELEASE_CO
 from g2m_base.bounded_json import MAX_FILE_BYTES, Rejected, check_structure, check_utf8, read_bytes, read_object
 from g2m_base.errors import UsageError
 from g2m_base.files import atomic_write_bytes, output_file
+from g2m_base.run_layout import run_files
 from g2m_base.untrusted import MAX_STRING, check_value, term
 from leaderboard.rescoring.rescore import by_task, score_output, summarise, truth_matrix, zero_shot_truth
 from leaderboard.runs.load import load_run
@@ -136,7 +137,7 @@ def submit_run(run_dir: str | Path, out: str | Path | None = None, allow_partial
     if probes is not None:
         doc["probes"] = probe_section.collect(probes, run)
     raw = json.dumps(doc).encode("ascii")  # every non-ASCII character escaped: any output round-trips
-    own = (run.results_path, *run.folder.glob("samples_*"), *run.folder.glob("results_*.json"))
+    own = (run.results_path, *run_files(run.folder))
     out = output_file(out if out is not None else run.folder / "submission.json.gz", inputs=own)
     data = gzip.compress(raw, mtime=0) if out.name.endswith(".gz") else raw
     if len(data) > MAX_FILE_BYTES:

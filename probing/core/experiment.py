@@ -8,51 +8,38 @@ accuracy, the confusion matrix, and every setting needed to reproduce the run), 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from dataset_builder import __version__
-from dataset_builder.grids.configs import CONFIG_NAMES, get_config
+from dataset_builder.grids.configs import get_config
 from dataset_builder.grids.spec import PROBE_RESULT_FORMAT
 from dataset_builder.release.provenance import library_versions
 from dataset_builder.release.source import load_config, provenance
 from g2m_base.errors import UsageError
 from g2m_base.files import atomic_write_text, safe_name
 from probing.core.encoders import READOUTS, load_encoder
-from probing.core.features import cache_key, config_sha256, extract_split, native_grid, open_cache
-from probing.core.probe import POOLED, FeatureSet, TrainConfig, predict, score, train_probe
+from probing.core.features import cache_key, config_sha256, extract_split, native_grid, open_cache, save_npy
+from probing.core.probe import FeatureSet, predict, score, train_probe
+from probing.core.settings import ProbeSettings
 
 VERSIONED = ("torch", "transformers", "numpy", "datasets")
 
 
 @dataclass(frozen=True)
-class ProbeSpec:
-    encoder: str
-    config: str
+class ProbeSpec(ProbeSettings):
+    """``g2m probe``: one read-out of one encoder, its features cached in ``cache_dir``."""
+
     readout: str = "vision"
-    revision: str | None = None
-    data: str | None = None
-    out: str = "g2m-probes"
     cache_dir: str = "g2m-probes/cache"
-    device: str = "cpu"
-    dtype: str = "float32"
-    cache_dtype: str = "float16"
-    batch_size: int = 16
-    train: TrainConfig = field(default_factory=TrainConfig)
 
     def __post_init__(self) -> None:
-        if self.config not in CONFIG_NAMES or not self.config.startswith("probe_"):
-            raise UsageError(f"unknown probing config {self.config!r}; choose one of "
-                             f"{', '.join(n for n in CONFIG_NAMES if n.startswith('probe_'))}")
+        super().__post_init__()
         if self.readout not in READOUTS:
             raise UsageError(f"--readout must be one of {', '.join(READOUTS)}, got {self.readout!r}")
-        if self.cache_dtype not in ("float16", "float32"):
-            raise UsageError(f"--cache-dtype must be float16 or float32, got {self.cache_dtype!r}")
-        if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or not 1 <= self.batch_size <= 1 << 16:
-            raise UsageError(f"--batch-size must be an integer from 1 to 65,536, got {self.batch_size!r}")
 
 
 def run_probe(spec: ProbeSpec, progress: bool = True) -> dict:
@@ -60,7 +47,7 @@ def run_probe(spec: ProbeSpec, progress: bool = True) -> dict:
     # the data first: a missing folder, a build without this config or an unreachable Hub fails before any model loads
     data = {**provenance(spec.data), "config": spec.config}
     splits = {s: load_config(spec.config, s, spec.data) for s in ("train", "validation", "test")}
-    pool = spec.train.probe if spec.train.probe in POOLED else "grid"
+    pool = spec.pool
     encoder = load_encoder(spec.encoder, spec.readout, spec.revision, spec.device, spec.dtype, pool)
     encoder.describe_input(splits["train"][0]["image"])  # the processor's actual input, for the record
     key = cache_key(encoder, spec.revision, data, spec.config, spec.cache_dtype)
@@ -77,8 +64,8 @@ def run_probe(spec: ProbeSpec, progress: bool = True) -> dict:
     kind = spec.readout if spec.train.probe == "conv" else f"{spec.readout}-{spec.train.probe}"
     out = Path(spec.out) / safe_name(spec.encoder) / kind / spec.config
     out.mkdir(parents=True, exist_ok=True)
-    np.save(out / "heatmap.npy", test["heatmap"])
-    np.save(out / "test_predictions.npy", pred.cpu().numpy().astype(np.uint8))  # what a submission re-scores
+    save_npy(out / "heatmap.npy", test["heatmap"])
+    save_npy(out / "test_predictions.npy", pred.cpu().numpy().astype(np.uint8))  # what a submission re-scores
     result = {
         "format": PROBE_RESULT_FORMAT,
         "encoder": {"name": spec.encoder, "revision": key["revision"], "config_sha256": config_sha256(spec.encoder), "family": encoder.family, "readout": spec.readout,

@@ -30,7 +30,7 @@ from tqdm.auto import tqdm
 
 from g2m_base.bounded_json import Rejected, read_json
 from g2m_base.errors import BuildError, G2MError
-from g2m_base.files import atomic_write_text, safe_name
+from g2m_base.files import atomic_open, atomic_write_text, durable_replace, safe_name
 from probing.core.encoders import Encoder
 
 KEY_FILE = "key.json"
@@ -88,6 +88,12 @@ def cache_key(encoder: Encoder, revision: str | None, data: dict, config: str, c
         "data": data,
         "config": config,
     }
+
+
+def save_npy(path: Path, array: np.ndarray, tmp: Path | None = None) -> None:
+    """``np.save`` whole or not at all (``atomic_open``): a reader never meets half an array."""
+    with atomic_open(path, "wb", tmp) as f:
+        np.save(f, array)
 
 
 def cache_dir(root: str | os.PathLike, key: dict) -> Path:
@@ -175,11 +181,8 @@ def extract_split(encoder: Encoder, dataset, folder: Path, split: str, batch_siz
             bar.update(len(grids))
         out.flush()
         del out
-        os.replace(partial, feats_path)
-        tmp = folder / f".{split}.labels.npy.partial"
-        with open(tmp, "wb") as f:
-            np.save(f, labels)
-        os.replace(tmp, labels_path)
+        durable_replace(partial, feats_path)
+        save_npy(labels_path, labels, folder / f".{split}.labels.npy.partial")
     finally:
         bar.close()
         partial.unlink(missing_ok=True)

@@ -26,6 +26,7 @@ from torch.nn import functional as F
 from tqdm.auto import tqdm
 
 from g2m_base.errors import UsageError
+from g2m_base.flags import check_int, check_number
 from g2m_base.stats import bootstrap_mean, wilson
 
 PROBES = ("conv", "linear", "mean", "cls")
@@ -65,20 +66,11 @@ class TrainConfig:
             raise UsageError(f"sampling must be one of {SAMPLINGS}, got {self.sampling!r}")
         for name, top in (("steps", 10**9), ("batch_size", 1 << 16), ("eval_every", 10**9), ("patience", 10**6),
                           ("hidden", 1 << 16)):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
-                raise UsageError(f"{_FLAGS.get(name, name)} must be an integer from 1 to {top:,}, got {value!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed < 2**32:
-            raise UsageError(f"--seed must be an integer from 0 to 2**32 - 1, got {self.seed!r}")
-        for name, low, high, low_open in (("lr", 0, 10, True), ("weight_decay", 0, 10, False),
-                                          ("warmup_frac", 0, 1, False), ("grad_clip", 0, 1e6, True)):
-            value = getattr(self, name)  # NaN fails every comparison, so it is refused by this form of the test
-            ok = (isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-                  and (low < value if low_open else low <= value) and value <= high
-                  and (name != "warmup_frac" or value < 1))
-            if not ok:
-                raise UsageError(f"{_FLAGS.get(name, name)} must be a finite number in {'(' if low_open else '['}{low}, {high}"
-                                 f"{')' if name == 'warmup_frac' else ']'}, got {value!r}")
+            check_int(_FLAGS.get(name, name), getattr(self, name), 1, top)
+        check_int("--seed", self.seed, 0, 2**32 - 1)
+        for name, low, high, low_open, high_open in (("lr", 0, 10, True, False), ("weight_decay", 0, 10, False, False),
+                                                     ("warmup_frac", 0, 1, False, True), ("grad_clip", 0, 1e6, True, False)):
+            check_number(_FLAGS.get(name, name), getattr(self, name), low, high, low_open, high_open)
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -19,6 +19,7 @@ from dataset_builder.grids.prompt import build_prompt
 from dataset_builder.grids.spec import DEFAULT_RESOLUTION
 from g2m_base.bounded_json import read_json
 from g2m_base.errors import UsageError
+from g2m_base.flags import check_int, check_number
 from probing.core.encoders import QWEN, load_config, processor_input
 from probing.sweep.points import default_input, plan_points, stored_shape, sweep_family, text_config, token_grid
 from probing.sweep.settings import MAX_LAYERS
@@ -65,9 +66,7 @@ def _check_int(where: str, value, bounds: tuple[int, int], what: str = "model co
         for v in value:
             _check_int(where, v, bounds)
         return
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise UsageError(f"{what} {where} must be an integer from {low:,} to {high:,}, got "
-                         f"{str(value)[:40]!r}")
+    check_int(f"{what} {where}", value, low, high)
 
 
 def check_config(raw: object, where: str = "config.json") -> None:
@@ -87,9 +86,7 @@ def check_config(raw: object, where: str = "config.json") -> None:
         for name, bounds in fields.items():
             if sub in parts and name in parts[sub]:
                 _check_int(f"{sub}.{name}".lstrip("."), parts[sub][name], bounds)
-    ratio = raw.get("downsample_ratio", 0.5)
-    if isinstance(ratio, bool) or not isinstance(ratio, int | float) or not (math.isfinite(ratio) and 0 < ratio <= 1):
-        raise UsageError(f"model config field downsample_ratio must be a number in (0, 1], got {str(ratio)[:40]!r}")
+    check_number("model config field downsample_ratio", raw.get("downsample_ratio", 0.5), 0, 1, low_open=True)
 
 
 def checked_config(name: str, revision: str | None = None):

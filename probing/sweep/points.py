@@ -29,6 +29,7 @@ import math
 from dataclasses import dataclass
 
 from dataset_builder.grids.spec import DEFAULT_RESOLUTION
+from g2m_base.flags import check_int
 from probing.core.encoders import QWEN, EncoderError
 
 STAGES = ("tower", "projector", "llm")  # what --points takes; ``deepstack`` points come with the projector
@@ -132,8 +133,7 @@ def token_grid(config, image_input: dict) -> TokenGrid:
 def pick_layers(depth: int, stride: int) -> list[int]:
     """Every ``stride``-th layer, plus the first and the last (so the tower's read-out and the LLM's last layer are
     always there)."""
-    if stride < 1:
-        raise EncoderError(f"--stride must be at least 1, got {stride}")
+    check_int("--stride", stride, 1, error=EncoderError)
     return sorted({1, depth, *range(stride, depth + 1, stride)})
 
 

@@ -33,6 +33,7 @@ import numpy as np
 
 from g2m_base.bounded_json import Rejected, read_json
 from g2m_base.errors import StorageError
+from g2m_base.files import durable_replace
 
 SPLITS = ("train", "validation", "test")
 SHARD_FORMAT = "g2m-sweep-shard/1"
@@ -247,10 +248,10 @@ class Store:
                 with open(tmp, "rb") as f:
                     digest = hashlib.file_digest(f, "sha256").hexdigest()
                 record.unlink(missing_ok=True)  # an old record never vouches for the new bytes
-                os.replace(tmp, final)
+                durable_replace(tmp, final)
                 text = json.dumps({**self.record(name, self._chunk, shape), "sha256": digest}, indent=1) + "\n"
                 rtmp.write_text(text)
-                os.replace(rtmp, record)
+                durable_replace(rtmp, record)
             except OSError as e:
                 rtmp.unlink(missing_ok=True)
                 raise StorageError(f"cannot write feature shard {final}: {e.strerror or e}") from None

@@ -19,6 +19,7 @@ from tqdm.auto import tqdm
 
 from g2m_base.bounded_json import Rejected, read_json
 from g2m_base.files import atomic_write_text
+from probing.core.features import save_npy
 from probing.core.probe import FeatureSet, TrainConfig, predict, score, train_probe
 from probing.sweep.points import Point
 from probing.sweep.store import SPLITS, Store
@@ -53,8 +54,8 @@ def train_point(point: Point, store: Store, labels: dict, train: TrainConfig, bl
     pred = predict(model, sets["test"])
     test = score(pred, sets["test"].labels, block.num_colors)
     out.mkdir(parents=True, exist_ok=True)
-    np.save(out / "heatmap.npy", test["heatmap"])
-    np.save(out / "test_predictions.npy", pred.cpu().numpy().astype(np.uint8))  # what a submission re-scores
+    save_npy(out / "heatmap.npy", test["heatmap"])
+    save_npy(out / "test_predictions.npy", pred.cpu().numpy().astype(np.uint8))  # what a submission re-scores
     res = {"key": key, "point": point.name, "stage": point.stage, "layer": point.layer, "readout": point.readout,
            "feature_grid": list(point.grid), "stored_grid": list(store.features(point.name, "train").shape[1:3]),
            "feature_dim": int(dim), "disk_bytes": store.bytes_of(point.name),

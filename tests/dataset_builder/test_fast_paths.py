@@ -60,7 +60,7 @@ def test_the_grid_encoder_gives_the_reference_bytes(grid_size, resolution, outli
 
 
 @pytest.mark.parametrize(("grid_size", "resolution", "message"), [
-    (65, 64, "does not fit in 64x64 pixels"), (3, 0, "resolution must be a positive integer"),
+    (65, 64, "does not fit in 64x64 pixels"), (3, 0, "resolution must be an integer of at least 1"),
 ])
 def test_a_size_the_renderer_refuses_the_grid_encoder_refuses_in_the_same_words(grid_size, resolution, message):
     m = np.zeros((grid_size, grid_size), np.int8)

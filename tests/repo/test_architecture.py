@@ -201,7 +201,7 @@ CONSTANTS = [
     (r"\"README\.md\"", "README_NAME"),
     (r"g2m-probe-result/", "PROBE_RESULT_FORMAT"),
     (r"14(?:\.0)?, 16(?:\.0)?, 28", "PATCH_SIZES"),
-    (r"grid\w* must be a positive integer", "check_grid_size"),
+    (r"check_int\(\"grid_size\"", "check_grid_size"),
     (r"matplotlib\.use\(", "pyplot"),
     (r"^class HarnessError\b", "HarnessError"),
     (r"n\{[^}]*:02d\}_c\{", "cell_key"),
@@ -209,6 +209,18 @@ CONSTANTS = [
     (r"\"exact_match\", \"cell_accuracy\", \"cell_accuracy_strict\", \"parse_failed\"", "METRICS"),
     (r"serves \{len\(names\)\} models", "served_model"),
     (r"^class ModelArgs\b", "ModelArgs"),
+    (r"^MAX_RESULTS_BYTES\b", "MAX_RESULTS_BYTES"),
+    (r"[\"']results_\*\.json[\"']", "RESULTS_PATTERN"),
+    (r"\^results_\(", "results_date"),
+    (r"must be an integer\b", "check_int"),
+    (r"must be a finite number in", "check_number"),
+    (r"^def check_workers\b", "check_workers"),
+    (r"unknown probing config", "ProbeSettings"),
+    (r"^MAX_PROBE_RESULT_BYTES\b", "MAX_PROBE_RESULT_BYTES"),
+    (r"\bMAX_SWEEP_BYTES =", "MAX_SWEEP_BYTES"),
+    (r"\bos\.replace\(", "durable_replace"),
+    (r"^def atomic_open\b", "atomic_open"),
+    (r"\bnp\.save\(", "save_npy"),
 ]
 
 

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probe
         (["build", "--out", "{tmp}/a", "--scale", "abc"], "--scale must be a number"),
         (["build", "--out", "{tmp}/file/sub", "--scale", "0.01", "--configs", "zero_shot"], "cannot write to"),
         (["build", "--out", "{tmp}/a", "--resolution", "32", "--configs", "zero_shot"], "a 48x48 grid does not fit in 32x32 pixels"),
-        (["build", "--out", "{tmp}/a", "--workers", "0"], "expected a positive integer"),
+        (["build", "--out", "{tmp}/a", "--workers", "0"], "--workers must be an integer of at least 1, got 0"),
         (["verify", "{tmp}/nothing"], "manifest.json is missing"),
         (["verify", "{tmp}/file"], "manifest.json is missing"),
         (["push", "{tmp}/nothing", "--repo-id", "org/x", "--dry-run"], "manifest.json is missing"),
