@@ -167,7 +167,7 @@ def probed_doc(run_submission) -> dict:
     """The tiny VLM's submission as the board ranks it (on the release): at N=20, C=3 its run's own answers where the
     run has them and an empty answer for the rest, every other task answered right, its probe sections as written.
     At N=20, C=3 its end-to-end cell accuracy is the run's when the run's answers score 0 there (a random-weight
-    model's do; the test of issue 31.5 checks it)."""
+    model's do; test_site's report/board agreement test checks it)."""
     from tests.support.helpers import submission_doc
 
     ran = {r["id"]: r["output"] for r in run_submission["records"]}

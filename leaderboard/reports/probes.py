@@ -109,7 +109,7 @@ def sweep_sections(sweeps: list[dict], tasks: dict, out: Path, model: str,
 def _rescored_points(points: list[dict], path: Path, record: dict) -> list[dict]:
     """The sweep's points (read from ``path`` as ``record``), its headline read-outs re-scored from their saved test
     predictions against the seeds' truth exactly as the leaderboard re-scores them (``probe_section.rescored_sweep``;
-    marked ``rescored``), so the report and the board give the same gap (issue 31.5). A sweep made before predictions
+    marked ``rescored``), so the report and the board give the same gap. A sweep made before predictions
     were saved keeps its own numbers."""
     try:
         rescored = {q["point"]: q for q in rescored_sweep(path, record)["readouts"]}

@@ -4,7 +4,7 @@ minus what its answers get right, at the same N and C. Positive: the information
 Both halves are re-scored numbers: the probe half is a read-out re-scored against the seeds' truth
 (``submissions.probe_section.rescore``), the end-to-end half the cell accuracy of the same model's outputs re-scored
 under G2M's protocol (``end_to_end``). ``g2m report`` and the leaderboard both compute the gap here, so the same run
-and probes give the same gap in both (issue 31.5). Pure functions: no files, no pages.
+and probes give the same gap in both. Pure functions: no files, no pages.
 """
 
 from __future__ import annotations

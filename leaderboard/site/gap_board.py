@@ -1,4 +1,4 @@
-"""The Digital Agnosia gap on the board (issue 31.3): the gap tab of the index, its columns in the CSV and markdown,
+"""The Digital Agnosia gap on the board: the gap tab of the index, its columns in the CSV and markdown,
 the sweep maps and tables of a model page, and the check a cached row's gap must pass.
 
 A row's gap (``rescoring.gap.summary``) holds only re-scored numbers: each probe read-out re-scored against the

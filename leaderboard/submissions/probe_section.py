@@ -170,7 +170,7 @@ def collect(folder: str | Path, run) -> list[dict]:
 def rescored_sweep(path: str | Path, record: dict) -> dict:
     """One sweep on disk (``path``, its ``sweep.json``, read as ``record``) re-scored exactly as ``validate`` re-scores
     it once ``g2m submit --probes`` has added it: ``g2m report`` shows these numbers, so that a report and the board
-    give the same gap (issue 31.5). ``Rejected`` when its predictions are not there (a sweep made before they were
+    give the same gap. ``Rejected`` when its predictions are not there (a sweep made before they were
     saved) or do not fit."""
     name = str(record["model"]["name"])
     points = record["points"]

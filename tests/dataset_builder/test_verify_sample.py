@@ -1,5 +1,5 @@
 """``g2m verify --sample K``: K rows per config regenerated from their seeds, every other row vouched for by its
-file's sha256 alone, and a summary line that says exactly that (issue 27, item 8)."""
+file's sha256 alone, and a summary line that says exactly that."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``g2m export vlmevalkit`` on a full disk: one line naming the file, and no partial file left to keep the disk
-full (issue 28, item 7). Real tmpfs mounts, as root (``needs_root``: skipped elsewhere, by
+full. Real tmpfs mounts, as root (``needs_root``: skipped elsewhere, by
 tests/support/disks.py and conftest)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 31.3: the Digital Agnosia gap of a leaderboard row (``rescoring.gap``), and the check a cached row's gap must
+"""The Digital Agnosia gap of a leaderboard row (``rescoring.gap``), and the check a cached row's gap must
 pass (``site.gap_board.well_formed``). Fast: re-scored sections as ``probe_section.rescore`` returns them, and real
 scored outputs."""
 

@@ -1,4 +1,4 @@
-"""The static board and the Hub agree (issue 30, item 4): ``g2m leaderboard build --hub`` lists what the Hub's own
+"""The static board and the Hub agree: ``g2m leaderboard build --hub`` lists what the Hub's own
 leaderboard of the release reports, apart and unranked, read by the real ``huggingface_hub`` client from the loopback
 stand-in (``hub_server``, through HF_ENDPOINT), marking the model whose raw outputs the board re-scored itself. What
 the Hub says is untrusted: text escaped, only http(s) links, non-finite or out-of-range values refused. Offline, or

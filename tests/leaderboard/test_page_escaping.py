@@ -25,7 +25,7 @@ FILE_NAME = "\"><img src=x onerror=alert(3)>{{7*7}}"
 ANSWERS = ("<script>alert(4)</script>", "</textarea><marquee onmouseover=alert(5)>x</marquee>", "{{7*7}} {% raw %}",
            "\"'><img src=x onerror=alert(6)>")
 LINKS = ("javascript:alert(7)", "\"><script>alert(8)</script>")
-#: A probe read-out's point name (at most 40 characters) and the name the model was probed as (issue 31).
+#: A probe read-out's point name (at most 40 characters) and the name the model was probed as.
 POINT = "<img src=x onerror=alert(9)>{{7*7}}"
 PROBED_AS = "</h3><script>alert(10)</script>"
 #: The site's index holds two scripts of its own: the board's data and the code the page was written with.

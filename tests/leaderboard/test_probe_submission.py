@@ -1,4 +1,4 @@
-"""Issue 31: probe and sweep results in a submission, re-scored by ``validate`` from the seeds' truth.
+"""Probe and sweep results in a submission, re-scored by ``validate`` from the seeds' truth.
 
 A real tiny Qwen3-VL (conftest's session fixtures, shared with the site's tests) answers the end-to-end tasks behind a real loopback server, the same model is swept with
 ``g2m probe sweep``, and ``g2m submit RUN --probes DIR`` adds the sweep's predictions; ``validate`` re-scores them and

@@ -284,7 +284,7 @@ IDENTITY = [  # (the run's model args, the probe's encoder record, None if compa
 
 @pytest.mark.parametrize(("model_args", "encoder", "refused"), IDENTITY)
 def test_a_probe_is_compared_only_with_a_run_of_the_same_model(random_run, tmp_path, model_args, encoder, refused):
-    """Issue 27: the report drew a "Digital Agnosia gap" between g2m-random and an unrelated SigLIP probe."""
+    """A regression: the report once drew a "Digital Agnosia gap" between g2m-random and an unrelated SigLIP probe."""
     import hashlib
 
     from g2m_base.errors import UsageError

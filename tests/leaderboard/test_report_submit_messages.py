@@ -1,4 +1,4 @@
-"""Report and submit say what they read and what they wrote (issue 27, items 4 and 7, and item 2's follow-up): the run
+"""Report and submit say what they read and what they wrote: the run
 of the folder they read, and that it holds others (``--run`` chooses); a PARTIAL submission named as such, with the
 tasks it lacks and no advice to send it; the model facts left out, with the flags that set them; a cut last line of a
 samples file named whatever the results file lists; and a served run's versions recorded as the server reported

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probe
 HOSTILE_NAME = "<img src=x onerror=alert(1)><script>alert(2)</script>"
 
 
-#: What forging a probe section's per-point numbers writes: every number of every point (issue 31: it changes nothing).
+#: What forging a probe section's per-point numbers writes: every number of every point (it changes nothing).
 FORGED = {"cell_accuracy": 1.0, "cell_accuracy_ci": [1.0, 1.0], "exact_match": 1.0}
 
 
@@ -93,7 +93,7 @@ def test_rows_sorting_and_no_console_errors(site, browser):
     page, problems = _open(browser, site["url"] + "index.html")
     assert page.title() == "Grid2Matrix leaderboard"
     names = page.eval_on_selector_all("#board tbody tr", "rows => rows.map(r => r.getAttribute('data-name'))")
-    # two accepted submissions on the release and the tiny VLM's two (issue 31), the oracle sent in again (shown once),
+    # two accepted submissions on the release and the tiny VLM's two (answers and probes), the oracle sent in again (shown once),
     # and the random baseline
     assert len(names) == 6 and names.count("g2m-oracle") == 1 and "g2m-random" in names
     reported = page.eval_on_selector_all("#reported tbody tr", "rows => rows.map(r => r.cells[4].textContent)")
@@ -291,7 +291,7 @@ def test_the_front_figure_draws_the_top_ten_and_the_rest_on_request(crowded, bro
     assert problems == []
 
 
-# --- issue 31: the Digital Agnosia gap on the board ----------------------------------------------------------------
+# --- the Digital Agnosia gap on the board -------------------------------------------------------------------------
 
 GAP_CSV = ["probe config", "probe cell", "end-to-end cell", "gap"]
 
@@ -377,7 +377,7 @@ def test_a_forged_per_point_number_changes_nothing_on_the_board(site):
 
 
 def test_the_report_and_the_board_give_the_same_gap(site, vlm_run, sweep_dir, tmp_path):
-    """Issue 31.5: ``g2m report RUN --probes DIR`` and the board, from the same run and sweep, give the same gap for
+    """``g2m report RUN --probes DIR`` and the board, from the same run and sweep, give the same gap for
     every re-scored read-out: within 1e-9 in their JSON, the CSV's 6 decimals, the same 3-decimal text on both pages."""
     import json
 

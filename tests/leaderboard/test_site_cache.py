@@ -261,7 +261,7 @@ def test_a_bad_entry_is_scored_again_and_the_site_is_the_same(again, damage):
 
 @slow
 def test_a_forged_score_with_a_recomputed_checksum_is_scored_again_and_the_board_shows_the_true_one(again):
-    """Issue 28: an entry edited to a higher score, its plain sha256 recomputed, was shown (0.999617 for a file that
+    """A regression: an entry edited to a higher score, its plain sha256 recomputed, was shown (0.999617 for a file that
     scores 0.799617). Signed entries: it does not verify, the file is scored again, the board shows its true score."""
     from leaderboard.site.cache import file_digest
 

@@ -252,7 +252,7 @@ def test_run_draws_the_end_to_end_line_and_the_report_shows_the_sweep(tiny_vlm, 
 
 
 def test_deepstack_streams_are_points_and_show_where_the_signal_re_enters(tiny_release, tmp_path):
-    """Issue 31: with the main merger zeroed, the projector is at chance, yet the first LLM layer holds the grid: the
+    """With the main merger zeroed, the projector is at chance, yet the first LLM layer holds the grid: the
     DeepStack stream added after decoder layer 1 brings it back, and the sweep now has a point for it."""
     import torch
     from transformers import Qwen3VLForConditionalGeneration

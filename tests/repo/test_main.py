@@ -39,7 +39,7 @@ def test_a_bug_keeps_its_traceback(monkeypatch):
         _with(monkeypatch, ValueError("internal invariant"))
 
 
-# no extra brings zarr: the hint is its own package, never an install that would not bring it (issue 27, item 11)
+# no extra brings zarr: the hint is its own package, never an install that would not bring it
 @pytest.mark.parametrize(("command", "extra"), [("build", "pip install zarr"), ("tasks-dir", "pip install zarr")])
 def test_a_missing_dependency_names_an_install_that_brings_it(monkeypatch, capsys, command, extra):
     assert _with(monkeypatch, ModuleNotFoundError("No module named 'zarr'", name="zarr"), command) == 2

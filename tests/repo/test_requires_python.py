@@ -1,4 +1,4 @@
-"""The Python floor that pyproject.toml declares is one the code can run on (issue 27, item 10).
+"""The Python floor that pyproject.toml declares is one the code can run on.
 
 What the code needs is worked out from the code itself, not from a list kept by hand: every module is parsed with
 ``ast.parse(feature_version=floor)`` (newer syntax is refused), every regular expression the packages hand to ``re`` (read

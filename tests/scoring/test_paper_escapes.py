@@ -1,5 +1,5 @@
-"""The paper protocol reads Python string literals as the authors' ``ast.literal_eval`` does, escapes included
-(issue 27, item 9): ``[['\\x31','\\x32'],['\\x30','\\x31']]`` is ((1, 2), (0, 1)), not the digit runs 31, 32, 30, 31.
+"""The paper protocol reads Python string literals as the authors' ``ast.literal_eval`` does, escapes included:
+``[['\\x31','\\x32'],['\\x30','\\x31']]`` is ((1, 2), (0, 1)), not the digit runs 31, 32, 30, 31.
 
 The shipped reader (``scoring.literal``) never evaluates or compiles anything; here it is held to
 ``ast.literal_eval`` itself on generated literals: every prefix, every quote, every escape kind, well-formed and

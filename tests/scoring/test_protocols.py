@@ -113,7 +113,7 @@ LITERAL_PIECES = ["[", "]", "(", ")", ",", " ", "\n", "1", "07", "1.5", "-", "1e
                   "x", "#c\n", "2j", "u'1'", "--1", "-(1)", "(1,)", "b'1'", "rb'2'", "Br'\\3'", "b'\u0663'",
                   "'\\n'", "'\\t'", "'\\''", '"\\""', "'\\\\'", "'\\0'", "b'\\u0031'", "b'\\N{DIGIT ONE}'", "r'\\x31'",
                   "rb'\\061'"]
-#: The numeric escapes (issue 27, item 9): hexadecimal, Unicode, named and octal, well-formed or not.
+#: The numeric escapes: hexadecimal, Unicode, named and octal, well-formed or not.
 NUMERIC_ESCAPES = ["'\\x31'", '"\\x32"', "'\\u0031'", "'\\U00000031'", "'\\N{DIGIT ONE}'", "'\\061'", "'\\1'", "'\\01'",
                    "'\\777'", "b'\\x31'", "b'\\061'", "'\\x3'", "'\\u12'", "'\\N{NO SUCH NAME}'"]
 @settings(max_examples=examples(1000), deadline=None)
