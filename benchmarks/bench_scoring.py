@@ -15,7 +15,7 @@ however busy the machine is (wall times on a shared machine do not):
               from this machine's store of them (primed by a build of an empty folder first, not counted), as on any
               machine that built a site before.
 
-Targets (issue: a faster scoring path): report at most 3 s of CPU, submit at most 3 s, the leaderboard's first build
+Targets: report at most 3 s of CPU, submit at most 3 s, the leaderboard's first build
 of a submission at most 2x validate. The numbers themselves are pinned by tests/test_scoring_golden.py.
 """
 
