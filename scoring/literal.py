@@ -170,67 +170,72 @@ def read_literal(text: str) -> object:
         fast = _json_matrix(text)
         if fast is not None:
             return fast
-    stream = _tokens(text)
-    ahead: list[tuple[str, str]] = []  # at most one token read ahead
+    return _Reader(text).literal()
 
-    def peek() -> tuple[str, str]:
-        if not ahead:
-            ahead.append(next(stream, _END))
-        return ahead[0]
 
-    def take() -> tuple[str, str]:
-        token = peek()
-        ahead.clear()
+_COMMA = ("punct", ",")
+
+
+class _Reader:
+    """A recursive-descent reader over the token stream, one token of look-ahead (``peek``, ``take``)."""
+
+    def __init__(self, text: str) -> None:
+        self._stream = _tokens(text)
+        self._ahead: tuple[str, str] | None = None
+
+    def peek(self) -> tuple[str, str]:
+        if self._ahead is None:
+            self._ahead = next(self._stream, _END)
+        return self._ahead
+
+    def take(self) -> tuple[str, str]:
+        token = self.peek()
+        self._ahead = None
         return token
 
-    def value(depth: int):
+    def literal(self) -> object:
+        """The whole text: one value, or a bare tuple (``[1], [2]``: Python's source reads top-level commas so)."""
+        result = self.value(0)
+        if self.peek() == _COMMA:
+            self.take()
+            result = tuple(self.items(_END, 1, [result])[0])
+        if self.peek() != _END:
+            raise LiteralError("extra text after the literal")
+        return result
+
+    def items(self, close: tuple[str, str], depth: int, items: list) -> tuple[list, bool]:
+        """The values of a sequence up to ``close`` (taken, unless it is the end of the text), each at ``depth``,
+        appended to ``items``; and whether a comma came last."""
+        trailing_comma = False
+        while self.peek() != close:
+            items.append(self.value(depth))
+            trailing_comma = self.peek() == _COMMA
+            if trailing_comma:
+                self.take()
+            elif self.peek() != close:
+                raise LiteralError("extra text after the literal" if close == _END else f"expected ',' or {close[1]!r}")
+        if close != _END:
+            self.take()
+        return items, trailing_comma
+
+    def value(self, depth: int) -> object:
         if depth > MAX_DEPTH:
             raise LiteralError("nested too deeply")
-        kind, tok = take()
+        kind, tok = self.take()
         if kind == "end":
             raise LiteralError("unexpected end")
         if kind in ("int", "float"):
             return _number(kind, tok)
-        if kind == "str":  # adjacent strings are one string, as in Python source
-            parts = [_string(tok)]
-            while peek()[0] == "str":
-                parts.append(_string(take()[1]))
-            if len({type(p) for p in parts}) > 1:
-                raise LiteralError("bytes and text side by side")  # a SyntaxError in Python
-            return parts[0][:0].join(parts)
+        if kind == "str":
+            return self.strings(tok)
         if kind == "name":
             if tok not in _NAMES:
                 raise LiteralError(f"name {tok!r}")
             return _NAMES[tok]
-        if tok in "+-":  # literal_eval takes one sign before a number (grouping parentheses around it allowed)
-            opened = 0
-            while peek() == ("punct", "("):
-                opened += 1
-                take()
-            if peek()[0] not in ("int", "float"):
-                raise LiteralError("a sign before something that is not a number")
-            number = _number(*take())
-            for _ in range(opened):
-                if take() != ("punct", ")"):
-                    raise LiteralError("unbalanced parentheses after a sign")
-            return -number if tok == "-" else +number
+        if tok in "+-":
+            return self.signed(tok)
         if tok in "[(":
-            close = "]" if tok == "[" else ")"
-            items, trailing_comma = [], False
-            while True:
-                if peek() == ("punct", close):
-                    take()
-                    break
-                items.append(value(depth + 1))
-                trailing_comma = False
-                if peek() == ("punct", ","):
-                    take()
-                    trailing_comma = True
-                    continue
-                if peek() == ("punct", close):
-                    take()
-                    break
-                raise LiteralError(f"expected ',' or {close!r}")
+            items, trailing_comma = self.items(("punct", "]" if tok == "[" else ")"), depth + 1, [])
             if tok == "[":
                 return items
             if len(items) == 1 and not trailing_comma:
@@ -238,15 +243,25 @@ def read_literal(text: str) -> object:
             return tuple(items)
         raise LiteralError(f"unexpected {tok!r}")
 
-    result = value(0)
-    if peek() == ("punct", ","):  # a bare tuple, as in ``[1], [2]``: Python's source reads top-level commas so
-        items = [result]
-        while peek() == ("punct", ","):
-            take()
-            if peek() is _END:
-                break  # a trailing comma
-            items.append(value(1))
-        result = tuple(items)
-    if peek() is not _END:
-        raise LiteralError("extra text after the literal")
-    return result
+    def strings(self, first: str) -> str | bytes:
+        """Adjacent strings are one string, as in Python source."""
+        parts = [_string(first)]
+        while self.peek()[0] == "str":
+            parts.append(_string(self.take()[1]))
+        if len({type(p) for p in parts}) > 1:
+            raise LiteralError("bytes and text side by side")  # a SyntaxError in Python
+        return parts[0][:0].join(parts)
+
+    def signed(self, sign: str) -> int | float | complex:
+        """literal_eval takes one sign before a number (grouping parentheses around it allowed)."""
+        opened = 0
+        while self.peek() == ("punct", "("):
+            opened += 1
+            self.take()
+        if self.peek()[0] not in ("int", "float"):
+            raise LiteralError("a sign before something that is not a number")
+        number = _number(*self.take())
+        for _ in range(opened):
+            if self.take() != ("punct", ")"):
+                raise LiteralError("unbalanced parentheses after a sign")
+        return -number if sign == "-" else +number

@@ -26,7 +26,10 @@ def cell_mask(pred: Grid | None, target: Grid) -> list[list[int]]:
     out = []
     for r in range(n):
         row = pred[r][:n] if r < len(pred) else ()
-        out.append([*map(int, map(eq, row, target[r])), *([0] * (n - len(row)))])
+        if len(row) == n and all(map(eq, row, target[r])):
+            out.append([1] * n)  # a row read right, the common case: no int per cell
+        else:
+            out.append([*map(int, map(eq, row, target[r])), *([0] * (n - len(row)))])
     return out
 
 

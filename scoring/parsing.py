@@ -27,6 +27,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 from dataset_builder.grids.spec import check_grid_size
 from scoring import scan
@@ -78,11 +79,14 @@ def _json_rows(text: str) -> Rows | None:
         value = json.loads(s)
     except (ValueError, RecursionError):
         return None
-    if isinstance(value, list) and value and all(
-        isinstance(r, list) and all(type(v) is int and -MAX_ABS <= v <= MAX_ABS for v in r) for r in value
-    ):
-        return value
-    return None
+    if not (isinstance(value, list) and value and all(isinstance(r, list) for r in value)):
+        return None
+    # every cell a plain int within the bounds, checked by C loops (type() keeps bools and floats out, as an
+    # ``isinstance`` would not)
+    cells = list(chain.from_iterable(value))
+    if cells and not (set(map(type, cells)) == {int} and -MAX_ABS <= min(cells) and max(cells) <= MAX_ABS):
+        return None
+    return value
 
 
 def _from_literal(text: str, n: int) -> Rows | None:

@@ -68,19 +68,22 @@ def score_run(run, protocol: str = "g2m", outputs_of: str | None = None) -> list
             for s in run.samples if s.protocol == source]
 
 
-def protocol_comparison(run) -> dict:
+def protocol_comparison(run, known: dict[str, list] | None = None) -> dict:
     """Scores per (N, C) under both protocols, each labelled with where its outputs came from.
 
     ``g2m``: the run's g2m tasks under G2M's protocol; ``paper``: its g2m_paper tasks under the paper's (its own
     budget); ``paper_rule_on_g2m``: the g2m outputs re-scored with the paper's parser and scoring (same outputs, G2M's
-    budget: the parser's effect alone).
+    budget: the parser's effect alone). ``known``: rows the caller already scored, by protocol (of that protocol's
+    own tasks), used as they are rather than scored a second time.
     """
     ran = {s.protocol for s in run.samples}
     out = {}
     for key, protocol, source in (("g2m", "g2m", "g2m"), ("paper", "paper", "paper"),
                                   ("paper_rule_on_g2m", "paper", "g2m")):
         if source in ran:
-            scored = score_run(run, protocol, source)
+            scored = (known or {}).get(key) if protocol == source else None
+            if scored is None:
+                scored = score_run(run, protocol, source)
             out[key] = {"overall": summarise(scored), "tasks": {k: summarise(v) for k, v in by_task(scored).items()}}
     return out
 
@@ -92,7 +95,7 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str
     out = ensure_dir(Path(out) if out else run.folder / "report")
     main = "g2m" if any(s.protocol == "g2m" for s in run.samples) else "paper"
     scored = score_run(run, main)
-    protocols = protocol_comparison(run)
+    protocols = protocol_comparison(run, {main: scored})
     tasks = {k: summarise(v) for k, v in by_task(scored).items()}
     overall = summarise(scored)
     hms = heatmaps(scored)

@@ -74,8 +74,9 @@ def score_output(sample_id: str, output: object, target, num_colors: int, finish
                  protocol: str = "g2m") -> Scored:
     """Re-score one raw output against its target with the harness's own ``score_answer``, under ``protocol``."""
     grid = as_grid(target)
-    return Scored(sample_id, len(grid), num_colors, np.asarray(grid, dtype=np.int64),
-                  score_answer(output, grid, finish_reason, protocol))
+    # an int64 array is kept as it is (read-only everywhere); anything else becomes one from the plain lists
+    matrix = target if isinstance(target, np.ndarray) and target.dtype == np.int64 else np.asarray(grid, dtype=np.int64)
+    return Scored(sample_id, len(grid), num_colors, matrix, score_answer(output, grid, finish_reason, protocol))
 
 
 def summarise(rows: list[Scored]) -> dict:

@@ -5,6 +5,7 @@ promises that its files do not hold."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -35,8 +36,10 @@ def parse_sample(line: str) -> Sample:
     if not (isinstance(matrix, list) and len(matrix) == n
             and all(isinstance(r, list) and len(r) == n for r in matrix)):
         raise ValueError(f"the target is not a {n}x{n} matrix")
-    if not all(type(v) is int and 0 <= v < c for r in matrix for v in r):
-        bad = next(v for r in matrix for v in r if not (type(v) is int and 0 <= v < c))
+    cells = list(chain.from_iterable(matrix))  # n >= 1: never empty
+    # C loops over the cells (a type per cell, then the range), the same test as one per cell in Python
+    if not (set(map(type, cells)) == {int} and min(cells) >= 0 and max(cells) < c):
+        bad = next(v for v in cells if not (type(v) is int and 0 <= v < c))
         raise ValueError(f"the target holds {bad!r}, not a colour value from 0 to {c - 1}")
     resps = row.get("resps")
     output = resps[0][0] if isinstance(resps, list) and resps and isinstance(resps[0], list) and resps[0] else None

@@ -66,14 +66,47 @@ def _build_site(submissions: Path, out: Path, progress: bool, hub: bool, hub_end
     ensure_dir(out / "models")  # a bad output folder fails before any submission is scored
     ensure_dir(out / "raw")
     files = sorted(p for p in submissions.iterdir() if p.name.endswith((".json", ".json.gz")))
-    reserved = {name.lower() for name in BASELINES}
-    cache = Cache(out, well_formed)
-    built, rejected, seen = [], [], {}
-    counts = {"scored": 0, "cached": 0}
+    board = _Board(submissions, out, Cache(out, well_formed))
     from tqdm.auto import tqdm
 
-    def score(f: Path) -> _Outcome:
-        counts["scored"] += 1
+    for f in tqdm(files, desc="g2m leaderboard", unit="file", disable=not progress or not files):
+        board.admit(f, board.outcome(f))
+    built, rejected, counts = board.built, board.rejected, board.counts
+    baselines: dict[str, str] = {}
+    built += _baselines(board.cache, submissions, out, baselines)
+    reported = json.loads(REPORTED.read_text())
+    hub_rows = read_hub_board(built, hub_endpoint) if hub else None
+    write_index(out, built, reported, rejected, hub_rows)
+    _remove_stale_pages(out, built)
+    board.cache.prune()
+    return {"rows": len(built), "submissions": sum(r["kind"] == "submission" for r in built), "rejected": rejected,
+            "output_dir": str(out), "hub": hub_rows, "baselines": baselines, **counts}
+
+
+class _Known(NamedTuple):
+    """What this build knows of one file before admitting it: its outcome, scored now or read from the cache."""
+
+    source: str | None  # its cache source, ``file:<sha256>``; None: not a regular file, never cached
+    outcome: _Outcome
+    cached: bool  # the outcome was read from the cache (else the file was scored in this build)
+    row: dict | None = None  # its rendered row from the cache, when it was drawn under this very file name
+
+
+class _Board:
+    """The submissions' rows as the files are admitted, one at a time: ``outcome`` says what a file gave (scored, or
+    from the cache), ``admit`` decides whether it is shown (a baseline's name or a copy of another file is not) and
+    draws its page."""
+
+    def __init__(self, submissions: Path, out: Path, cache: Cache) -> None:
+        self.submissions, self.out, self.cache = submissions, out, cache
+        self.reserved = {name.lower() for name in BASELINES}
+        self.built: list[dict] = []
+        self.rejected: list[dict] = []
+        self.seen: dict[str, str] = {}  # content sha256 -> the first file shown with it
+        self.counts = {"scored": 0, "cached": 0}
+
+    def score(self, f: Path) -> _Outcome:
+        self.counts["scored"] += 1
         try:
             v = validate(f)
         except Exception as e:  # noqa: BLE001 - a bug in scoring one file must not stop the site; it is shown
@@ -84,65 +117,69 @@ def _build_site(submissions: Path, out: Path, progress: bool, hub: bool, hub_end
         return _Outcome({"kind": "submission", "name": v.metadata["model"]["id"], "sha256": v.sha256,
                          "meta": v.metadata, "warnings": v.warnings, "data": v.data}, v)
 
-    for f in tqdm(files, desc="g2m leaderboard", unit="file", disable=not progress or not files):
+    def outcome(self, f: Path) -> _Known:
+        """The file's cached outcome when the cache has one, else its score (a rejection cached when it may be)."""
         digest = file_digest(f)
-        source = f"file:{digest}" if digest else None  # None: not a regular file, never cached
-        entry = cache.get(source) if source else None
+        source = f"file:{digest}" if digest else None
+        entry = self.cache.get(source) if source else None
         if entry is None:
-            outcome, row = score(f), None
-            if outcome.accepted is None:
-                rejected.append({"file": f.name, "reason": outcome.reason})
-                if outcome.cacheable and source:
-                    cache.put(source, {"rejected": outcome.reason})
-                continue
-        elif "rejected" in entry:
-            rejected.append({"file": f.name, "reason": entry["rejected"]})
-            continue
+            outcome = self.score(f)
+            if outcome.accepted is None and outcome.cacheable and source:
+                self.cache.put(source, {"rejected": outcome.reason})
+            return _Known(source, outcome, cached=False)
+        if "rejected" in entry:
+            return _Known(source, _Outcome(None, None, entry["rejected"]), cached=True)
+        row = entry["row"]
+        if row is not None and row["file"] != f.name:
+            row = None  # the same bytes under another name: its page names the file, so it is drawn again
+        return _Known(source, _Outcome(entry["accepted"], None), cached=True, row=row)
+
+    def admit(self, f: Path, known: _Known) -> None:
+        """Show the file's row, or list it as rejected with the reason."""
+        row, reason = self._row(f, known)
+        if row is None:
+            self.rejected.append({"file": f.name, "reason": reason})
         else:
-            outcome, row = _Outcome(entry["accepted"], None), entry["row"]
-            if row is not None and row["file"] != f.name:
-                row = None  # the same bytes under another name: its page names the file, so it is drawn again
-        name, sha = outcome.accepted["name"], outcome.accepted["sha256"]
-        if name.strip().lower() in reserved:
-            rejected.append({"file": f.name, "reason": f"the model id {name.strip()!r} is a built-in baseline's; "
-                                                       "baselines are computed here, never taken from a submission"})
-        elif sha in seen:
-            rejected.append({"file": f.name, "reason": f"the same submission as {seen[sha]} (shown once)"})
-        elif row is not None:
-            seen[sha] = f.name
-            counts["cached"] += 1
-            built.append({**outcome.accepted, **row})
-            continue
-        else:
-            seen[sha] = f.name
-            if outcome.validation is None:  # known from the cache but never drawn under this name: the page needs
-                outcome = score(f)  # every output's score again
+            self.built.append(row)
+
+    def _refusal(self, accepted: dict) -> str | None:
+        """Why an accepted file is not shown: a built-in baseline's name, or the same bytes as a file shown already."""
+        name = accepted["name"]
+        if name.strip().lower() in self.reserved:
+            return (f"the model id {name.strip()!r} is a built-in baseline's; baselines are computed here, never "
+                    "taken from a submission")
+        if accepted["sha256"] in self.seen:
+            return f"the same submission as {self.seen[accepted['sha256']]} (shown once)"
+        return None
+
+    def _row(self, f: Path, known: _Known) -> tuple[dict | None, str | None]:
+        """(the file's row, None), or (None, why it is not shown)."""
+        outcome = known.outcome
+        if outcome.accepted is None:
+            return None, outcome.reason
+        refusal = self._refusal(outcome.accepted)
+        if refusal is not None:
+            if not known.cached and known.source:  # validated but not shown: drawn if it ever is
+                self.cache.put(known.source, {"accepted": outcome.accepted, "row": None})
+            return None, refusal
+        self.seen[outcome.accepted["sha256"]] = f.name
+        if known.row is not None:
+            self.counts["cached"] += 1
+            return {**outcome.accepted, **known.row}, None
+        if outcome.validation is None:  # known from the cache but never drawn under this name: the page needs every
+            outcome = self.score(f)  # output's score again
             if outcome.accepted is None:
-                rejected.append({"file": f.name, "reason": outcome.reason})
-                continue
-            v = outcome.validation
-            try:
-                r = _render({**outcome.accepted, "file": f.name, "scored": v.scored, "by_protocol": v.by_protocol,
-                             "probes": v.probes}, submissions, out)
-            except Exception as e:  # noqa: BLE001 - one broken submission must not stop the site
-                _complain(f.name, "broke its page")
-                rejected.append({"file": f.name, "reason": f"could not be rendered ({type(e).__name__}: {e})"})
-                continue
-            if source:
-                cache.put(source, *cached_form(r, out))
-            built.append(r)
-            continue
-        if entry is None and source:  # validated but not shown (a copy, a baseline's name): drawn if it ever is
-            cache.put(source, {"accepted": outcome.accepted, "row": None})
-    baselines: dict[str, str] = {}
-    built += _baselines(cache, submissions, out, baselines)
-    reported = json.loads(REPORTED.read_text())
-    board = read_hub_board(built, hub_endpoint) if hub else None
-    write_index(out, built, reported, rejected, board)
-    _remove_stale_pages(out, built)
-    cache.prune()
-    return {"rows": len(built), "submissions": sum(r["kind"] == "submission" for r in built), "rejected": rejected,
-            "output_dir": str(out), "hub": board, "baselines": baselines, **counts}
+                return None, outcome.reason
+        v = outcome.validation
+        try:
+            r = _render({**outcome.accepted, "file": f.name, "scored": v.scored, "by_protocol": v.by_protocol,
+                         "probes": v.probes}, self.submissions, self.out)
+        except Exception as e:  # noqa: BLE001 - one broken submission must not stop the site
+            _complain(f.name, "broke its page")
+            return None, f"could not be rendered ({type(e).__name__}: {e})"
+        if known.source:
+            self.cache.put(known.source, *cached_form(r, self.out))
+        return r, None
 
 
 def _baselines(cache: Cache, submissions: Path, out: Path, where: dict[str, str]) -> list[dict]:
@@ -185,7 +222,7 @@ def _render(r: dict, submissions: Path, out: Path) -> dict:
     """Summaries, the raw-output copy and the model page of one row; its per-output scores are then dropped."""
     r["slug"] = slug(r["name"], (r.get("sha256") or "")[:10])
     r["views"] = {view: summaries(r, view) for view in VIEWS}
-    r["gap"] = gap.summary(r.pop("probes", None) or [], r["scored"])  # re-scored numbers only (issue 31.3)
+    r["gap"] = gap.summary(r.pop("probes", None) or [], r["scored"])  # re-scored numbers only, never the file's
     if r["kind"] == "submission":
         r["raw"] = f"raw/{r['slug']}{'.json.gz' if r['file'].endswith('.gz') else '.json'}"
         shutil.copyfile(submissions / r["file"], out / r["raw"])

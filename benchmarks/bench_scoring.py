@@ -1,0 +1,100 @@
+"""CPU seconds of the scoring commands on a full 4,500-row run, and their ratios to the targets, from one run.
+
+    python benchmarks/bench_scoring.py          # ~3-5 minutes on 2 cores: a full zero_shot build and an oracle run first
+
+A full ``zero_shot`` release is built and the built-in ``g2m-oracle`` baseline evaluated on it (not counted); then
+each command runs as a user runs it, ``python -m g2m_cli ...`` in a child process (start-up and imports included),
+and its CPU seconds (user + system of the child) are measured, which stay close to what an idle machine would take
+however busy the machine is (wall times on a shared machine do not):
+
+  report    - ``g2m report RUN``: every output re-scored (both protocols), tables, figures, pages;
+  submit    - ``g2m submit RUN``: the run read and checked against the release, the file written;
+  validate  - ``g2m validate FILE``: the file checked and every output re-scored;
+  lb first  - ``g2m leaderboard build`` of a folder holding that submission (renamed: a baseline's name is refused),
+              into a new site folder: scored, its page and figures drawn, the index written. The reference models come
+              from this machine's store of them (primed by a build of an empty folder first, not counted), as on any
+              machine that built a site before.
+
+Targets: report at most 3 s of CPU, submit at most 3 s, the leaderboard's first build
+of a submission at most 2x validate. The numbers themselves are pinned by tests/test_scoring_golden.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+MAX_REPORT_S, MAX_SUBMIT_S, MAX_BUILD_RATIO = 3.0, 3.0, 2.0
+
+
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def g2m(*args: str, env: dict) -> float:
+    """CPU seconds of ``g2m ARGS`` in a child process."""
+    cpu = _children_cpu()
+    res = subprocess.run([sys.executable, "-m", "g2m_cli", *args], cwd=REPO, env=env, capture_output=True, text=True)
+    if res.returncode != 0:
+        sys.exit(f"g2m {' '.join(args)} failed:\n{res.stderr[-3000:]}")
+    return _children_cpu() - cpu
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--keep", help="a folder for the build and the run, kept (reused when it holds them)")
+    args = ap.parse_args()
+    tmp = Path(args.keep or tempfile.mkdtemp(prefix="g2m-bench-scoring-"))
+    tmp.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_DATASETS_CACHE": str(tmp / "hf"),
+           "G2M_CACHE_KEY_FILE": str(tmp / "key" / "leaderboard.key"), "PYTHONPATH": str(REPO)}
+    try:
+        run = tmp / "runs" / "g2m-oracle"
+        if not run.is_dir():
+            g2m("build", "--out", str(tmp / "data"), "--configs", "zero_shot", "--quiet", env=env)
+            g2m("eval", "--model", "g2m-oracle", "--data", str(tmp / "data"), "--out", str(tmp / "runs"), "--quiet",
+                env=env)
+        sub = tmp / "submission.json.gz"
+        report = g2m("report", str(run), "--out", str(tmp / "report"), env=env)
+        submit = g2m("submit", str(run), "--no-input", "--out", str(sub), env=env)
+        validate = g2m("validate", str(sub), env=env)
+
+        doc = json.loads(gzip.decompress(sub.read_bytes()))
+        doc["metadata"]["model"]["id"] = "bench-oracle"
+        subs, empty = tmp / "subs", tmp / "empty"
+        for d in (subs, empty, tmp / "site0", tmp / "site"):
+            shutil.rmtree(d, ignore_errors=True)
+        subs.mkdir()
+        empty.mkdir()
+        (subs / "bench-oracle.json.gz").write_bytes(gzip.compress(json.dumps(doc).encode("ascii"), mtime=0))
+        g2m("leaderboard", "build", str(empty), "--out", str(tmp / "site0"), "--quiet", env=env)  # primes the store
+        first = g2m("leaderboard", "build", str(subs), "--out", str(tmp / "site"), "--quiet", env=env)
+
+        def line(name: str, cpu: float, target: str, met: bool) -> None:
+            print(f"{name:<26}: {cpu:6.2f} CPU-s   {target}: {'met' if met else 'MISSED'}")
+
+        print(f"full zero_shot run of g2m-oracle ({len(doc['records']):,} outputs), CPU seconds of each command:")
+        line("g2m report", report, f"= {report / MAX_REPORT_S:.2f}x the {MAX_REPORT_S:.0f} s target",
+             report <= MAX_REPORT_S)
+        line("g2m submit", submit, f"= {submit / MAX_SUBMIT_S:.2f}x the {MAX_SUBMIT_S:.0f} s target",
+             submit <= MAX_SUBMIT_S)
+        line("g2m validate", validate, "(the unit of the next line)", True)
+        line("leaderboard first build", first, f"= {first / validate:.2f}x validate; target <= {MAX_BUILD_RATIO:.0f}x",
+             first <= MAX_BUILD_RATIO * validate)
+    finally:
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
