@@ -4,8 +4,8 @@
     python benchmarks/bench_build.py --full     # also the full 324,500-image release: build, then verify (minutes)
 
 Compared on the same rows (a mix weighted like the release: most images are 20x20..64x64 probing grids):
-  limit  - render + PNG encode only (batched by grid size, as the build does), in one process: what the build could reach if parquet, hashing and process
-           management cost nothing (with K cores, K times this rate);
+  limit  - render + PNG encode only (batched by grid size, as the build does), in one process: what the build could
+           reach if parquet, hashing and process management cost nothing (with K cores, K times this rate);
   naive  - the authors' approach: one PIL rectangle per cell, then PIL's PNG encoder;
   build  - the real ``g2m build`` path (generation, parquet, atomic writes, manifest), with 1 and with all workers;
   verify - the real ``g2m verify`` of that build, all workers: every file hashed, every row regenerated from its seed
@@ -118,9 +118,9 @@ def _build_and_verify(workers: int, configs: str, scale: float, check: bool) -> 
 
 
 def _sample_line(run: dict, cores: int) -> str:
-    return (f"verify --sample {SAMPLE}, {cores} workers: {run['sample_s']:.2f} s for {run['sampled']:,} of {run['rows']:,} "
-            f"rows regenerated, the rest hashed = {run['verify_s'] / run['sample_s']:.1f}x faster than the full "
-            f"verify ({run['verify_s']:.2f} s; {run['sample_cpu']:.1f} against {run['verify_cpu']:.1f} CPU-s)")
+    return (f"verify --sample {SAMPLE}, {cores} workers: {run['sample_s']:.2f} s for {run['sampled']:,} of "
+            f"{run['rows']:,} rows regenerated, the rest hashed = {run['verify_s'] / run['sample_s']:.1f}x faster than "
+            f"the full verify ({run['verify_s']:.2f} s; {run['sample_cpu']:.1f} against {run['verify_cpu']:.1f} CPU-s)")
 
 
 def main() -> None:
@@ -139,7 +139,8 @@ def main() -> None:
     verifyn = many["rows"] / many["verify_s"]
     print(f"limit  render+PNG, 1 process : {limit:8.1f} img/s")
     print(f"naive  per-cell PIL + PIL PNG: {naive:8.1f} img/s")
-    print(f"build  1 worker              : {build1:8.1f} img/s  = {build1 / limit:.2f}x limit, {build1 / naive:.1f}x naive")
+    print(f"build  1 worker              : {build1:8.1f} img/s  = {build1 / limit:.2f}x limit, {build1 / naive:.1f}x "
+          f"naive")
     print(f"build  {cores} workers             : {buildn:8.1f} img/s  = {buildn / limit:.2f}x limit, "
           f"{buildn / naive:.1f}x naive ({many['build_cpu']:.1f} CPU-s)")
     print(f"verify {cores} workers             : {verifyn:8.1f} img/s  = {many['verify_s'] / many['build_s']:.2f}x the "
@@ -158,9 +159,9 @@ def main() -> None:
               f"1 process, times {cores} cores)")
         own = full["build_cpu"] / cores
         print(f"  build              : {full['build_s']:6.1f} s  = {full['build_s'] / full_limit:.2f}x the limit; "
-              f"{full['build_cpu']:.0f} CPU-s = {own:.1f} s of {cores} cores ({own / full_limit:.2f}x the limit); target "
-              f"<= {MAX_FULL_SECONDS:.0f} s: {'met' if full['build_s'] <= MAX_FULL_SECONDS else 'MISSED'} in wall "
-              f"time, {'met' if own <= MAX_FULL_SECONDS else 'MISSED'} in core time")
+              f"{full['build_cpu']:.0f} CPU-s = {own:.1f} s of {cores} cores ({own / full_limit:.2f}x the limit); "
+              f"target <= {MAX_FULL_SECONDS:.0f} s: {'met' if full['build_s'] <= MAX_FULL_SECONDS else 'MISSED'} in "
+              f"wall time, {'met' if own <= MAX_FULL_SECONDS else 'MISSED'} in core time")
         print(f"  verify             : {full['verify_s']:6.1f} s  = {ratio:.2f}x the build ({full['verify_cpu']:.0f} "
               f"CPU-s); target <= {MAX_VERIFY_RATIO}x: {'met' if ratio <= MAX_VERIFY_RATIO else 'MISSED'}")
         print("  " + _sample_line(full, cores))

@@ -68,7 +68,8 @@ def write_submission(folder: Path, k: int, pools: dict[str, list[str]]) -> Path:
                                   "open_weights": True, "release_date": "2025-10-01"},
                         "dataset": {"source": HUB_REPO_ID, "revision": DATASET_REVISION,
                                     "content_sha256": RELEASE_CONTENT_SHA256}},  # ranked: run on the release
-           "records": [{"id": sid, "output": answers[j]} for (sid, answers), j in zip(pools.items(), picks, strict=True)]}
+           "records": [{"id": sid, "output": answers[j]} for (sid, answers),
+                       j in zip(pools.items(), picks, strict=True)]}
     path = folder / f"bench-{k:03d}.json.gz"
     path.write_bytes(gzip.compress(json.dumps(doc).encode("ascii"), compresslevel=6, mtime=0))
     return path
@@ -95,7 +96,8 @@ def prime(subs: Path, site: Path, scratch: Path) -> float:
         (scratch / f"subs{k}").mkdir()
         for f in half:
             os.link(f, scratch / f"subs{k}" / f.name)
-        procs.append(subprocess.Popen([sys.executable, "-m", "g2m_cli", "leaderboard", "build", str(scratch / f"subs{k}"),
+        procs.append(subprocess.Popen([sys.executable, "-m", "g2m_cli", "leaderboard", "build",
+                                       str(scratch / f"subs{k}"),
                                        "--out", str(scratch / f"site{k}"), "--quiet"], cwd=REPO,
                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
     for p in procs:

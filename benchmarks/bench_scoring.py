@@ -1,6 +1,7 @@
 """CPU seconds of the scoring commands on a full 4,500-row run, and their ratios to the targets, from one run.
 
-    python benchmarks/bench_scoring.py          # ~3-5 minutes on 2 cores: a full zero_shot build and an oracle run first
+    python benchmarks/bench_scoring.py          # ~3-5 minutes on 2 cores: a full zero_shot build and an oracle run
+                                                  first
 
 A full ``zero_shot`` release is built and the built-in ``g2m-oracle`` baseline evaluated on it (not counted); then
 each command runs as a user runs it, ``python -m g2m_cli ...`` in a child process (start-up and imports included),

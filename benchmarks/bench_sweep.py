@@ -76,8 +76,8 @@ def main() -> None:
     _, native = _passes(taps(points, n=64), images, prompts)  # N = 64: no grid here is fitted
     _, pooled = _passes(taps(points, pool="mean"), images, prompts)
     per = len(images) * 1e3
-    print(f"512 px model, {len(points)} points, {len(images)} images: bytes per image as laid out {native / per:.0f} kB, "
-          f"fitted to 20x20 {fitted / per:.0f} kB ({native / fitted:.2f}x less), pooled {pooled / per:.1f} kB "
+    print(f"512 px model, {len(points)} points, {len(images)} images: bytes per image as laid out {native / per:.0f} "
+          f"kB, fitted to 20x20 {fitted / per:.0f} kB ({native / fitted:.2f}x less), pooled {pooled / per:.1f} kB "
           f"({native / pooled:.0f}x less)")
     print(f"one pass hooking all {len(points)} points {t_all:.2f} s vs one point {t_one:.2f} s: a pass per point would "
           f"take {len(points) * t_one:.2f} s, {len(points) * t_one / t_all:.1f}x the sweep's one pass")

@@ -84,7 +84,8 @@ def main() -> None:
           f"passes of {args.batch_size}, {len(points)} points; peak GPU memory {peak:.1f} GB")
     sizes = sorted({v for v in per_point.values()})
     print(f"features: {sum(per_point.values()) / 1e9:.2f} GB in all, per point "
-          f"{sizes[0] / 1e9:.2f}-{sizes[-1] / 1e9:.2f} GB ({sizes[0] / images / 1e6:.2f}-{sizes[-1] / images / 1e6:.2f} "
+          f"{sizes[0] / 1e9:.2f}-{sizes[-1] / 1e9:.2f} GB "
+          f"({sizes[0] / images / 1e6:.2f}-{sizes[-1] / images / 1e6:.2f} "
           "MB per image)")
 
 

@@ -40,7 +40,8 @@ MAX_NESTING = 12
 _STRING = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"')
 _CONSTANT = re.compile(rb"NaN|Infinity")
 #: One token: a string, a punctuation mark, or a bare word (number, true, false, null).
-_TOKEN = re.compile(rb'[ \t\n\r]*+(?:(?P<s>"[^"\\]*+(?:\\.[^"\\]*+)*+")|(?P<p>[{}\[\]:,])|(?P<w>[^ \t\n\r{}\[\]:,"]++)|(?P<end>\Z))')
+_TOKEN = re.compile(rb'[ \t\n\r]*+(?:(?P<s>"[^"\\]*+(?:\\.[^"\\]*+)*+")|(?P<p>[{}\[\]:,])|(?P<w>[^ '
+                    rb'\t\n\r{}\[\]:,"]++)|(?P<end>\Z))')
 
 
 class Rejected(G2MError, ValueError):

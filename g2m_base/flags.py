@@ -33,7 +33,8 @@ def add_quiet(parser: argparse.ArgumentParser, aliases: tuple[str, ...] = ()) ->
 
 
 def _shown(value: object, limit: int = 40) -> str:
-    """``value`` as a refusal shows it: its repr, at most ``limit`` characters (a hostile config's value may be huge)."""
+    """``value`` as a refusal shows it: its repr, at most ``limit`` characters (a hostile config's value may be
+    huge)."""
     try:
         text = repr(value)
     except ValueError:  # an int past Python's digit limit

@@ -33,7 +33,8 @@ OWN_LINE = {
 }
 
 #: Module names whose package on PyPI is spelled otherwise.
-PACKAGE_OF = {"PIL": "pillow", "yaml": "pyyaml", "cv2": "opencv-python", "sklearn": "scikit-learn", "dotenv": "python-dotenv"}
+PACKAGE_OF = {"PIL": "pillow", "yaml": "pyyaml", "cv2": "opencv-python", "sklearn": "scikit-learn",
+              "dotenv": "python-dotenv"}
 
 #: How transformers names a missing library in its "requires the X library" errors, -> the module.
 _TRANSFORMERS_NAMES = {"pytorch": "torch", "torchvision": "torchvision", "pil": "PIL", "pillow": "PIL",

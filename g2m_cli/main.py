@@ -109,7 +109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt as e:
         signum = e.signum if isinstance(e, Stopped) else signal.SIGINT
-        print(f"g2m: interrupted ({signal.Signals(signum).name}); what was finished is saved and nothing half-written was "
+        print(f"g2m: interrupted ({signal.Signals(signum).name}); what was finished is saved and nothing half-written "
+              f"was "
               "left behind. Run the same command again to resume.", file=sys.stderr)
         return 128 + signum
 

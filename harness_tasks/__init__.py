@@ -10,9 +10,10 @@
 - ``with_vlmevalkit``: VLMEvalKit's files (export and prediction reader); VLMEvalKit runs on its own.
 - ``evaluate`` (``g2m eval``: settings, one driver, results) and ``cli`` sit on top.
 
-The public API, for code outside this package: ``score_answer``/``AnswerScore``, ``ModelArgs`` and ``model_name`` here, the
-``answers`` modules, and ``with_vlmevalkit`` for VLMEvalKit's files; ``TASK_DIR`` is the installed lm-eval task folder.
-The leaderboard imports nothing else (``tests/repo/test_architecture.py``): never a runner, a server or a harness.
+The public API, for code outside this package: ``score_answer``/``AnswerScore``, ``ModelArgs`` and ``model_name`` here,
+the ``answers`` modules, and ``with_vlmevalkit`` for VLMEvalKit's files; ``TASK_DIR`` is the installed lm-eval task
+folder. The leaderboard imports nothing else (``tests/repo/test_architecture.py``): never a runner, a server or a
+harness.
 """
 
 from pathlib import Path

@@ -32,7 +32,8 @@ def _eval(args: argparse.Namespace) -> int:
     if args.model is None and not served:
         data = data or _demo_release(Path(args.out) / "data", args.scale, progress=not args.quiet)
     elif data is None:
-        print("g2m: reading the zero_shot config from the Hugging Face Hub (pass --data DIR for a local build)", file=sys.stderr)
+        print("g2m: reading the zero_shot config from the Hugging Face Hub (pass --data DIR for a local build)",
+              file=sys.stderr)
     models = [args.model or CHAT] if args.model or served else list(BASELINES)
     common = dict(tasks=tasks, data=data, output=args.out, limit=args.limit, batch_size=args.batch_size,
                   device=args.device, apply_chat_template=not args.no_chat_template, gen_kwargs=args.gen_kwargs,
@@ -82,7 +83,8 @@ def _tasks_dir(args: argparse.Namespace) -> int:
         print(lmms_taskgen.LMMS_TASK_DIR if lmms else TASK_DIR)
         return 0
     if not Path(args.data).expanduser().is_dir():
-        raise UsageError(f"--data {args.data!r} is not a folder; build one with: g2m build --out DIR --configs zero_shot")
+        raise UsageError(f"--data {args.data!r} is not a folder; build one with: g2m build --out DIR --configs "
+                         f"zero_shot")
     source, revision = resolve_source(args.data)
     root = ensure_dir(Path(args.out).expanduser()) if args.out else ensure_dir(default_tasks_root())
     print(lmms_taskgen.task_folder(source, revision, root) if lmms else task_folder(source, revision, root))
@@ -100,8 +102,8 @@ def _export(args: argparse.Namespace) -> int:
     print(f"wrote {n:,} rows to {term(out)}\n"
           f"  copy it to $LMUData/{out.name} (default ~/LMUData); its images are named by content hash, so an older\n"
           f"  $LMUData/images/{out.stem}/ is never reused for other pixels. Run VLMEvalKit with a --config JSON whose\n"
-          f"  data is {{\"{out.stem}\": {{\"class\": \"CustomVQADataset\", \"dataset\": \"{out.stem}\"}}}} (see docs/harnesses.md):\n"
-          f"  PRED_FORMAT=tsv python run.py --config cfg.json --mode all\n"
+          f"  data is {{\"{out.stem}\": {{\"class\": \"CustomVQADataset\", \"dataset\": \"{out.stem}\"}}}} (see "
+          f"docs/harnesses.md):\n  PRED_FORMAT=tsv python run.py --config cfg.json --mode all\n"
           f"  then: g2m report outputs/<model>/T<date>-<time>/<model>_{out.stem}.tsv  (an .xlsx cuts long answers)")
     return 0
 
@@ -121,7 +123,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", default=None, help="the harness's backend; lm-eval: vllm-vlm, hf-multimodal, g2m-chat, "
                                                  "g2m-oracle, g2m-random (default: both baselines on a small local "
                                                  "build); lmms-eval: e.g. qwen2_5_vl; inspect: e.g. vllm/MODEL")
-    p.add_argument("--model-args", default="", help="backend arguments, e.g. pretrained=Qwen/Qwen3-VL-8B-Instruct,max_model_len=20480")
+    p.add_argument("--model-args", default="",
+                   help="backend arguments, e.g. pretrained=Qwen/Qwen3-VL-8B-Instruct,max_model_len=20480")
     p.add_argument("--serve", default=None, metavar="MODEL", help="start `vllm serve MODEL` for this run and evaluate "
                                                                   "it (stopped however the run ends)")
     p.add_argument("--serve-args", default="", help="passed to vllm serve untouched, e.g. "
@@ -135,7 +138,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the evaluation harness that runs the tasks (results land in the same layout)")
     p.add_argument("--concurrency", type=int, default=32, help="requests in flight to a server (--serve, --base-url)")
     p.add_argument("--request-timeout", type=float, default=None, help="seconds per request to a server (default: "
-                                                                       "300 + budget/10, enough for the largest answer)")
+                                                                       "300 + budget/10, enough for the largest "
+                                                                       "answer)")
     p.add_argument("--reasoning-budget", type=int, default=0, metavar="K", help="tokens added to every answer "
                                                                                "budget, for a model that reasons first")
     p.add_argument("--tasks", default="g2m", help="comma-separated tasks or tags (g2m, g2m_lite, g2m_c3, g2m_paper, "
@@ -158,8 +162,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("export", help="write G2M for another harness's own format (VLMEvalKit's TSV)",
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
                        description="Write the zero_shot rows as VLMEvalKit's custom-dataset TSV: lossless PNG in "
-                                   "base64, image_path <index>-<content hash>.png, the prompt as question, the row id as g2m_id. "
-                                   "g2m report and g2m submit read VLMEvalKit's prediction file back.")
+                                   "base64, image_path <index>-<content hash>.png, the prompt as question, the row id "
+                                   "as g2m_id. g2m report and g2m submit read VLMEvalKit's prediction file back.")
     p.add_argument("target", choices=("vlmevalkit",))
     add_data(p)
     p.add_argument("--tasks", default="g2m", help="tags or task names whose rows to export")

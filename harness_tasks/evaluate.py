@@ -52,7 +52,8 @@ def run_eval(spec: EvalSpec) -> dict:
 
     driver = _driver(spec.harness)  # a missing harness fails here, before any data is read or server started
     with folder_lock(Path(spec.output), RUN_LOCK, BUSY), quiet_datasets():
-        provenance = {**data.provenance(spec.data), "config": data.CONFIG, "content_sha256": data.content_sha256(spec.data)}
+        provenance = {**data.provenance(spec.data), "config": data.CONFIG,
+                      "content_sha256": data.content_sha256(spec.data)}
         if spec.serve:
             from harness_tasks.serving.launcher import Server, ServeSpec, find_vllm
 

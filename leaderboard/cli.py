@@ -24,13 +24,13 @@ def _report(args: argparse.Namespace) -> int:
     partial = f"PARTIAL run ({len(rep['partial'])} task(s) incomplete): " if rep.get("partial") else ""
     failed = round(o["request_failed"] * o["n"])
     print(f"{partial}{term(rep['model'])}: exact match {o['exact_match']:.3f}, cell accuracy {o['cell_accuracy']:.3f}, "
-          f"parse failed {o['parse_failed']:.3f}, truncated {o['truncated']:.3f}, request failed {o['request_failed']:.3f} "
-          f"({failed:,} without an answer) over {o['n']:,} samples\nreport: {term(rep['output_dir'])}/index.html\n"
-          f"{term(rep['run_read'], 1000)}")
+          f"parse failed {o['parse_failed']:.3f}, truncated {o['truncated']:.3f}, request failed "
+          f"{o['request_failed']:.3f} ({failed:,} without an answer) over {o['n']:,} samples\nreport: "
+          f"{term(rep['output_dir'])}/index.html\n{term(rep['run_read'], 1000)}")
     cut = rep.get("cut_by_spreadsheet") or []
     if cut:
-        print(f"warning: {len(cut):,} predictions cut by the .xlsx format at {cut[0]['chars']:,} characters, not scored: "
-              f"{', '.join(term(c['id']) for c in cut[:20])}{' ...' if len(cut) > 20 else ''}; use the .tsv "
+        print(f"warning: {len(cut):,} predictions cut by the .xlsx format at {cut[0]['chars']:,} characters, not "
+              f"scored: {', '.join(term(c['id']) for c in cut[:20])}{' ...' if len(cut) > 20 else ''}; use the .tsv "
               "(PRED_FORMAT=tsv)", file=sys.stderr)
     return 0
 
@@ -121,14 +121,18 @@ def _add_run(p: argparse.ArgumentParser) -> None:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="tables and figures from a run of the G2M tasks (any harness)")
-    p.add_argument("run_dir", help="the run folder of one model (g2m-runs/<model>, from lm-eval, lmms-eval or inspect), "
-                                   "or a VLMEvalKit prediction file (<model>_Grid2Matrix.tsv/.xlsx) or its outputs folder")
+    p.add_argument("run_dir",
+                   help="the run folder of one model (g2m-runs/<model>, from lm-eval, lmms-eval or inspect), "
+                                   "or a VLMEvalKit prediction file (<model>_Grid2Matrix.tsv/.xlsx) or its outputs "
+                                   "folder")
     add_out(p, "report folder (default: RUN_DIR/report)", default=None)
     p.add_argument("--probes", default=None, help="folder of g2m probe results to draw against the end-to-end scores")
     p.add_argument("--compare-other-models", action="store_true",
                    help="compare with probes of another model than the run's (refused otherwise); both are named")
-    p.add_argument("--patches", type=float, nargs="+", default=list(PATCH_SIZES), help="patch sizes for the alignment analysis")
-    p.add_argument("--input-size", type=float, default=float(DEFAULT_RESOLUTION), help="image side the model sees, in px (after its resizing)")
+    p.add_argument("--patches", type=float, nargs="+", default=list(PATCH_SIZES),
+                   help="patch sizes for the alignment analysis")
+    p.add_argument("--input-size", type=float, default=float(DEFAULT_RESOLUTION),
+                   help="image side the model sees, in px (after its resizing)")
     p.add_argument("--overlay-patch", type=float, default=None, help="draw this patch grid on the heatmaps")
     p.add_argument("--allow-partial", action="store_true", help="report a run whose samples files do not match what "
                                                                 "it recorded; every table and figure says PARTIAL")
@@ -139,7 +143,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("run_dir", help="the run folder of one model, or a VLMEvalKit prediction file (.tsv: an .xlsx "
                                    "cuts long answers) or its outputs folder")
     add_out(p, "file to write (.json or .json.gz; default RUN_DIR/submission.json.gz)", default=None)
-    p.add_argument("--allow-partial", action="store_true", help="write it even if ids are missing (it will not validate)")
+    p.add_argument("--allow-partial", action="store_true",
+                   help="write it even if ids are missing (it will not validate)")
     _add_run(p)
     p.add_argument("--params", default=None, help="parameter count, e.g. 8B or 235B-A22B (asked at a terminal)")
     weights = p.add_mutually_exclusive_group()
@@ -170,6 +175,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             required=True)
     add_quiet(b)
     b.add_argument("--hub", action="store_true", help="also list, apart and unranked, what the Hub's leaderboard of "
-                   "the release reports (at HF_ENDPOINT), marking the models re-scored here; skipped with a note offline")
-    b.add_argument("--hub-endpoint", default=None, metavar="URL", help="read the Hub's leaderboard there (implies --hub)")
+                   "the release reports (at HF_ENDPOINT), marking the models re-scored here; skipped with a note "
+                   "offline")
+    b.add_argument("--hub-endpoint", default=None, metavar="URL",
+                   help="read the Hub's leaderboard there (implies --hub)")
     b.set_defaults(func=_build, extra="report")

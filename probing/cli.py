@@ -105,9 +105,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cache-dtype", default="float16", choices=["float16", "float32"], help="feature cache dtype")
     p.add_argument("--batch-size", type=int, default=16, help="images per forward pass")
     p.add_argument("--probe", default="conv", choices=["conv", "linear", "mean", "cls"],
-                   help="the authors' conv probe; one 1x1 conv (linear); or the authors' pooled probes: the mean of the "
-                        "tokens (mean) or the CLS token, the first token where there is none (cls), then one linear "
-                        "layer to every cell")
+                   help="the authors' conv probe; one 1x1 conv (linear); or the authors' pooled probes: the mean of "
+                        "the tokens (mean) or the CLS token, the first token where there is none (cls), then one "
+                        "linear layer to every cell")
     p.add_argument("--steps", type=int, default=5000, help="training steps (the authors'); ~2 h on a CPU at N=32")
     p.add_argument("--train-batch-size", type=int, default=32, help="probe training batch (the authors': 32)")
     p.add_argument("--sampling", default="epochs", choices=["epochs", "replacement"],

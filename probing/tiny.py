@@ -40,7 +40,8 @@ def make_tiny_siglip(path: str | Path, hidden: int = 64, layers: int = 2, heads:
     from transformers import SiglipImageProcessorPil, SiglipVisionConfig, SiglipVisionModel
 
     torch.manual_seed(seed)
-    config = SiglipVisionConfig(image_size=image_size, patch_size=patch, hidden_size=hidden, intermediate_size=2 * hidden,
+    config = SiglipVisionConfig(image_size=image_size, patch_size=patch, hidden_size=hidden,
+                                intermediate_size=2 * hidden,
                                 num_hidden_layers=layers, num_attention_heads=heads)
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)

@@ -2,8 +2,8 @@
 
 They bracket every real model. The oracle reads each cell's colour at its centre pixel (the physical limit, 100% on
 every task); the random model writes uniform values in 0..C-1 (chance, cell accuracy 1/C), seeded by the row id, so
-any of its answers can be regenerated alone. The lm-eval models (``harness_tasks.with_lm_eval.baseline_models``) and the leaderboard's
-reference rows call these same functions; neither needs lm-eval.
+any of its answers can be regenerated alone. The lm-eval models (``harness_tasks.with_lm_eval.baseline_models``) and the
+leaderboard's reference rows call these same functions; neither needs lm-eval.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Regenerate the task folders of every harness from one definition: python scripts/gen_tasks.py [--check].
 
 lm-eval's in harness_tasks/lm_eval_tasks (scoring/catalog.py) and lmms-eval's in harness_tasks/lmms_eval_tasks
-(harness_tasks/with_lmms_eval/taskgen.py). inspect's tasks are Python (harness_tasks/with_inspect/tasks.py) and need no files.
+(harness_tasks/with_lmms_eval/taskgen.py). inspect's tasks are Python (harness_tasks/with_inspect/tasks.py) and need no
+files.
 """
 
 from __future__ import annotations

@@ -46,7 +46,8 @@ def pytest_collection_modifyitems(config, items):
 
 
 def _cannot(what: str, need: str, how: str) -> None:
-    """Skip a test whose lane is not here, or fail it where ``need`` (an environment variable CI sets) says it must run."""
+    """Skip a test whose lane is not here, or fail it where ``need`` (an environment variable CI sets) says it must
+    run."""
     if os.environ.get(need):
         pytest.fail(f"{what}, and {need} is set: {how}", pytrace=False)
     pytest.skip(what)
@@ -121,7 +122,8 @@ def sweep_dir(tiny_vlm, tiny_release, tmp_path_factory) -> Path:
 
     tmp = tmp_path_factory.mktemp("sweep")
     run_sweep(SweepSpec(encoder=str(tiny_vlm), config="probe_n20_c3", data=str(tiny_release), out=str(tmp / "probes"),
-                        batch_size=4, chunk_rows=8, train=TrainConfig(steps=6, eval_every=3, patience=2)), progress=False)
+                        batch_size=4, chunk_rows=8, train=TrainConfig(steps=6, eval_every=3, patience=2)),
+                        progress=False)
     return tmp / "probes"
 
 

@@ -2,7 +2,8 @@
 
 A split is a sequence of *blocks*; a block is a run of samples with one (N, C). Sample ``i`` of a block has seed
 
-    seed = split_code * 10**9 + N * 10**7 + C * 10**5 + i        (split_code: zero_shot 0, train 1, validation 2, test 3)
+    seed = split_code * 10**9 + N * 10**7 + C * 10**5 + i
+        (split_code: zero_shot 0, train 1, validation 2, test 3)
 
 so the decimal digits spell out where a sample comes from, and no two samples anywhere share a seed (N < 100,
 C < 100, i < 10**5). Since every image is a pure function of (seed, N, C), no image can appear in two splits.
@@ -142,7 +143,8 @@ def select_configs(patterns: str | Sequence[str] | None) -> list[ConfigSpec]:
             continue
         hits = fnmatch.filter(CONFIG_NAMES, pat)
         if not hits:
-            raise UsageError(f"unknown config {pat!r}; known configs: {', '.join(CONFIG_NAMES)} (globs like 'probe_*' work)")
+            raise UsageError(f"unknown config {pat!r}; known configs: {', '.join(CONFIG_NAMES)} "
+                             f"(globs like 'probe_*' work)")
         wanted.update(hits)
     if not wanted:
         raise UsageError("no config selected")

@@ -118,7 +118,8 @@ def _matrix(bg: np.random.PCG64, grid_size: int, num_colors: int) -> np.ndarray:
     cells = grid_size * grid_size
     raw = bg.random_raw(cells + 2 * num_colors)
     draws, c = raw[:cells], np.uint64(num_colors)
-    flat = (draws - draws // c * c).astype(np.int8)  # draws % c: numpy divides by a scalar without a division per element
+    flat = (draws - draws // c * c).astype(np.int8)  # draws % c: numpy divides by a scalar without a division per
+                                                     # element
     if cells >= num_colors:
         extra = raw[cells:].tolist()
         swapped: dict[int, int] = {}  # partial Fisher-Yates over range(cells), storing only the touched slots
@@ -146,7 +147,8 @@ def _pcg64_states(seeds: Sequence[int]) -> list[tuple[int, int]]:
     ``PCG64(seed)`` hashes the seed with a ``SeedSequence`` (a pool of four 32-bit words, mixed, then eight words
     drawn from it), then seeds PCG64 from those words. The hashing works word by word with multipliers that do not
     depend on the data, so it runs on arrays of seeds here; ``tests/dataset_builder/test_generate.py`` holds the
-    result equal to numpy's own for seeds of every config. NumPy guarantees this seeding across versions (its stream policy).
+    result equal to numpy's own for seeds of every config. NumPy guarantees this seeding across versions (its stream
+    policy).
     """
     u32 = np.uint32
     mult = _INIT_A

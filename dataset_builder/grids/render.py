@@ -99,7 +99,8 @@ def check_fits(grid_size: int, resolution: int = DEFAULT_RESOLUTION, outline: bo
     cell_layout(grid_size, resolution, outline)
 
 
-def render_rows(matrix: np.ndarray, resolution: int = DEFAULT_RESOLUTION, outline: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def render_rows(matrix: np.ndarray, resolution: int = DEFAULT_RESOLUTION,
+                outline: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """The picture in factored form: ``rows[kind]`` is the full index image.
 
     A grid image has only N + 1 distinct pixel rows (each cell row's interior, and the all-grey outline row), so we

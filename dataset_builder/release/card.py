@@ -71,7 +71,8 @@ def render_readme(specs: list[ConfigSpec], split_stats: dict, params_json: dict)
     )
     infos, configs = {}, {}
     for spec in specs:
-        info = DatasetInfo(config_name=spec.name, features=features(), splits=SplitDict(), download_size=0, dataset_size=0)
+        info = DatasetInfo(config_name=spec.name, features=features(), splits=SplitDict(), download_size=0,
+                           dataset_size=0)
         for split in spec.splits:
             st = split_stats[(spec.name, split.name)]
             info.splits.add(SplitInfo(name=split.name, num_bytes=st["num_bytes"], num_examples=st["rows"]))
@@ -142,7 +143,8 @@ def write_release_metadata(out: Path, specs: list[ConfigSpec], tasks: list, resu
                              else {"repo_id": HUB_REPO_ID, "revision": DATASET_REVISION}),
         "params": params.to_json(),
         "configs": {
-            s.name: {sp.name: {"rows": split_stats[(s.name, sp.name)]["rows"], "files": split_stats[(s.name, sp.name)]["files"]}
+            s.name: {sp.name: {"rows": split_stats[(s.name, sp.name)]["rows"],
+                               "files": split_stats[(s.name, sp.name)]["files"]}
                      for sp in s.splits}
             for s in sorted(specs, key=lambda s: CONFIG_NAMES.index(s.name))
         },

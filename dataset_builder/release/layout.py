@@ -49,7 +49,8 @@ def check_paths(root: Path, manifest: dict, planned: set[str], allow_extra: bool
         return problems
     configs = manifest.get("configs")
     want = planned | {README_NAME} | metadata_files(list(configs) if isinstance(configs, dict) else [])
-    problems += [f"manifest: lists {rel}, which is not one of the files this build plans" for rel in sorted(set(files) - want)]
+    problems += [f"manifest: lists {rel}, which is not one of the files this build plans"
+                 for rel in sorted(set(files) - want)]
     problems += [f"manifest: does not list {rel}" for rel in sorted(want - set(files))]
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
@@ -149,7 +150,8 @@ def _check_front_matter(root: Path, manifest: dict, configs: list[str]) -> list[
         if got.get("features") != want["features"]:
             problems.append(f"{README_NAME}: dataset_info of {name} declares other features than the release's")
         elif splits != want["splits"]:
-            problems.append(f"{README_NAME}: dataset_info of {name} declares splits {splits}, the manifest {want['splits']}")
+            problems.append(f"{README_NAME}: dataset_info of {name} declares splits {splits}, the manifest "
+                            f"{want['splits']}")
     return problems
 
 
@@ -203,4 +205,5 @@ def _describe(entry: dict) -> str:
     files = entry.get("data_files")
     if isinstance(files, list):
         return ", ".join(str(f.get("path")) if isinstance(f, dict) else str(f) for f in files)[:200]
-    return repr(files)[:200] if files is not None else repr({k: v for k, v in entry.items() if k != "config_name"})[:200]
+    return repr(files)[:200] if files is not None else repr({k: v for k, v in entry.items()
+                                                             if k != "config_name"})[:200]

@@ -46,13 +46,15 @@ class PushPlan:
 
     def describe(self) -> str:
         files = sum(len(p) for _, p in self.commits)
-        lines = [f"push {files} files ({self.total_bytes / 1e6:.1f} MB) to datasets/{self.repo_id} in {len(self.commits)} commits",
+        lines = [f"push {files} files ({self.total_bytes / 1e6:.1f} MB) to datasets/{self.repo_id} in "
+                 f"{len(self.commits)} commits",
                  f"  build: {self.build}"]
         lines += [f"  commit {i + 1}: {msg} ({len(paths)} file{'s' * (len(paths) != 1)})"
                   for i, (msg, paths) in enumerate(self.commits)]
         if self.deleted:
             lines.append(f"  delete stale remote files: {', '.join(self.deleted)}")
-        lines.append(f"  then tag {self.revision}" if self.revision else "  no tag (pass --revision to tag the release)")
+        lines.append(f"  then tag {self.revision}" if self.revision
+                     else "  no tag (pass --revision to tag the release)")
         return "\n".join(lines)
 
 
@@ -68,7 +70,8 @@ def check_timeout(timeout: float) -> float:
     return float(timeout)
 
 
-def plan_push(root: str | os.PathLike, repo_id: str, revision: str | None = None, workers: int | None = None) -> PushPlan:
+def plan_push(root: str | os.PathLike, repo_id: str, revision: str | None = None,
+              workers: int | None = None) -> PushPlan:
     """What would be uploaded, after the full verify; refuses a folder that fails it, and anything but the release
     for the release's repository."""
     from dataset_builder.release.verify import verify
@@ -85,7 +88,8 @@ def plan_push(root: str | os.PathLike, repo_id: str, revision: str | None = None
                          f"be pushed to {HUB_REPO_ID}; push it to a repository of your own")
     report = verify(root, workers=workers, progress=False)
     if not report.ok:
-        raise BuildError(f"refusing to push a release that fails verification (g2m verify {root}): {report.problems[0]}")
+        raise BuildError(f"refusing to push a release that fails verification (g2m verify {root}): "
+                         f"{report.problems[0]}")
     commits = []
     shards = set()
     for config in configs:

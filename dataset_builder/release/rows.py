@@ -27,7 +27,8 @@ def _row_problem(task: ShardTask, row: dict, expected_block, index: int, regener
         return f"id is {row['id']!r} where the plan has {want_id!r}"
     n, c = expected_block.grid_size, expected_block.num_colors
     if row["seed"] != seed or row["grid_size"] != n or row["num_colors"] != c:
-        return f"seed/grid_size/num_colors are {row['seed']}/{row['grid_size']}/{row['num_colors']}, expected {seed}/{n}/{c}"
+        return (f"seed/grid_size/num_colors are {row['seed']}/{row['grid_size']}/{row['num_colors']}, expected "
+                f"{seed}/{n}/{c}")
     if row["colors"] != color_names(c):
         return "colors column differs from the palette"
     if row["prompt"] != build_prompt(n, c):

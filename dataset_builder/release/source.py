@@ -79,7 +79,8 @@ def load_config(config: str, split: str | None = None, data: str | None = None, 
             raise G2MError(f"could not read {config!r} from {source}: {e}") from None
         hint = " (HF_HUB_OFFLINE is set: only a cached copy can be read)" if _offline() else ""
         raise G2MError(f"could not load {source}@{rev} from the Hugging Face Hub{hint} ({type(e).__name__}); build a "
-                       f"local copy with `g2m build --out DIR --configs {config}` and pass it with --data DIR") from None
+                       f"local copy with `g2m build --out DIR --configs {config}` and pass it with "
+                       f"--data DIR") from None
     import pyarrow as pa
 
     pa.default_memory_pool().release_unused()  # a first load converts the parquet files: ~50 MB Arrow would keep

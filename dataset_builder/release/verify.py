@@ -61,8 +61,9 @@ class VerifyReport:
         if self.regenerated == self.rows:
             line += f"all {self.rows:,} rows regenerated from their seeds and matched byte for byte"
         else:
-            line += (f"{self.regenerated:,} of {self.rows:,} rows (up to {self.sample:,} per config) regenerated from their "
-                     f"seeds and matched byte for byte, the other {self.rows - self.regenerated:,} checked by their "
+            line += (f"{self.regenerated:,} of {self.rows:,} rows (up to {self.sample:,} per config) regenerated from "
+                     f"their seeds and matched byte for byte, the other {self.rows - self.regenerated:,} checked by "
+                     f"their "
                      "files' hashes only")
         if self.decoded:
             line += f" ({self.decoded:,} of them after decoding pixel by pixel)"
@@ -138,7 +139,8 @@ def _sampled_rows(tasks: Sequence[ShardTask], sample: int) -> dict[str, frozense
     return {rel: frozenset(ks) for rel, ks in out.items()}
 
 
-def verify(root: str | os.PathLike, sample: int | None = None, workers: int | None = None, progress: bool = True) -> VerifyReport:
+def verify(root: str | os.PathLike, sample: int | None = None, workers: int | None = None,
+           progress: bool = True) -> VerifyReport:
     """Check the folder at ``root``: every file's hash, then every row regenerated from its seed, or with ``sample``
     only that many rows per config (the others vouched for by their files' hashes alone)."""
     root = Path(root)

@@ -50,7 +50,8 @@ def _scale(data: str | None) -> float:
 def plan(tasks: tuple[str, ...], data: str | None = None, limit: int | None = None,
          reasoning_budget: int = 0) -> list[TaskPlan]:
     """One line per task the request names (tags expanded, each task once)."""
-    blocks = {(b.grid_size, b.num_colors): b.count for b in get_config("zero_shot").scaled(_scale(data)).split("test").blocks}
+    blocks = {(b.grid_size, b.num_colors): b.count
+              for b in get_config("zero_shot").scaled(_scale(data)).split("test").blocks}
     out = []
     for name in dict.fromkeys(task_names(tasks)):
         n, c, protocol = task_info(name)
@@ -72,7 +73,8 @@ def report(plans: list[TaskPlan], reasoning_budget: int = 0) -> str:
         f"tasks                  {len(plans):>14,}",
         f"requests               {requests:>14,}   (one image each)",
         f"answer-token budget    {budget_total:>14,}   (the most the model may write; largest {largest.budget:,} "
-        f"at {largest.grid_size}x{largest.grid_size}{f', {reasoning_budget:,} of it for reasoning' if reasoning_budget else ''})",
+        f"at {largest.grid_size}x{largest.grid_size}"
+        f"{f', {reasoning_budget:,} of it for reasoning' if reasoning_budget else ''})",
         f"expected answer tokens {expected:>14,}   ({TOKENS_PER_CELL} tokens per cell, a Python list of lists"
         f"{', before any reasoning' if reasoning_budget else ''})",
         f"context length needed  {context:>14,}   (max_model_len: {largest.budget:,} answer + {IMAGE_TOKS:,} image + "
@@ -84,6 +86,7 @@ def report(plans: list[TaskPlan], reasoning_budget: int = 0) -> str:
     for n in sorted({p.grid_size for p in plans}):
         rows = [p for p in plans if p.grid_size == n]
         budgets = sorted({p.budget for p in rows})
-        lines.append(f"| {n} | {len(rows)} | {sum(p.requests for p in rows):,} | {' / '.join(f'{b:,}' for b in budgets)} | "
-                     f"{sum(p.budget_tokens for p in rows):,} | {sum(p.expected_tokens for p in rows):,} |")
+        lines.append(f"| {n} | {len(rows)} | {sum(p.requests for p in rows):,} | "
+                     f"{' / '.join(f'{b:,}' for b in budgets)} | {sum(p.budget_tokens for p in rows):,} | "
+                     f"{sum(p.expected_tokens for p in rows):,} |")
     return "\n".join(lines)

@@ -109,7 +109,8 @@ def write_run(out: Path, model: str, harness: str, samples: list[HarnessSample],
     doc = {"results": results, "configs": configs, "versions": {t: TASK_VERSION for t in results},
            "n-samples": n_samples, "config": {**(config or {}), "model": harness, "model_args": f"model={model}"},
            "date": datetime.now(UTC).timestamp(), "model_name": model, "harness": harness}
-    doc["g2m"] = {**g2m_block, "task_version": TASK_VERSION, "prompt_version": PROMPT_VERSION, "tags": tag_scores(doc), "harness": harness,
+    doc["g2m"] = {**g2m_block, "task_version": TASK_VERSION, "prompt_version": PROMPT_VERSION, "tags": tag_scores(doc),
+                  "harness": harness,
                   "request_failed": sum(1 for s in samples if s.finish_reason == "request_failed"), "model": model}
     lines = {task: [json.dumps(line, ensure_ascii=False) + "\n" for line in task_lines]
              for task, task_lines in sorted(by_task.items())}

@@ -153,7 +153,8 @@ class RunKey:
     running is started (``settle``): it may report something other than what the folder's earlier run recorded."""
 
     def __init__(self, spec, model_args: str, chat_template: str | None, link, folder: Path) -> None:
-        self.spec, self.model_args, self.chat_template, self.link, self.folder = spec, model_args, chat_template, link, folder
+        self.spec, self.model_args, self.chat_template, self.link, self.folder = (spec, model_args, chat_template,
+                                                                                  link, folder)
         self.facts: dict | None = None
         self.key = ""
         self.settle()

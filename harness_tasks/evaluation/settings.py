@@ -87,7 +87,8 @@ class EvalSpec:
         if self.base_url:
             chat_url(self.base_url)  # a malformed URL fails here, before any data or model is loaded
         if self.data is not None and not Path(self.data).is_dir():
-            raise UsageError(f"--data {self.data!r} is not a folder; build one with: g2m build --out DIR --configs zero_shot")
+            raise UsageError(f"--data {self.data!r} is not a folder; build one with: g2m build --out DIR --configs "
+                             f"zero_shot")
         if self.vllm and not self.serve:
             raise UsageError("--vllm names the vLLM that --serve starts: give --serve MODEL too")
         if self.serve:

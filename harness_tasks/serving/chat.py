@@ -168,7 +168,8 @@ class G2MChat(LocalChatCompletion):
         results: list = [None] * len(payloads)
         sem = asyncio.Semaphore(self._concurrent)
         connector = TCPConnector(limit=self._concurrent, ssl=self.verify_certificate)
-        async with ClientSession(connector=connector, headers=self.header, timeout=ClientTimeout(total=None)) as session:
+        async with ClientSession(connector=connector, headers=self.header,
+                                 timeout=ClientTimeout(total=None)) as session:
 
             async def one(i: int) -> None:
                 async with sem:
@@ -190,7 +191,8 @@ class G2MChat(LocalChatCompletion):
                 await asyncio.sleep(wait if wait is not None else min(10.0, 0.5 * 2 ** (attempt - 1)))
             wait = None
             try:
-                async with session.post(self.base_url, json=payload, timeout=aiohttp.ClientTimeout(total=seconds)) as resp:
+                async with session.post(self.base_url, json=payload,
+                                        timeout=aiohttp.ClientTimeout(total=seconds)) as resp:
                     body = await resp.read()  # bytes: JSON reads them as they are, no decoded copy of a huge body
                     if resp.status >= 400:
                         error = f"HTTP {resp.status}: {body[:300].decode('utf-8', 'replace')}"

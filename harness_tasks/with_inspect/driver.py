@@ -94,7 +94,8 @@ def run(spec: EvalSpec, target: Target, provenance: dict) -> Path:
     with _env(env):
         logs = inspect_eval(built, model=model, model_args=model_args, log_dir=str(native), log_format="json",
                             limit=spec.limit, max_connections=spec.concurrency, max_tasks=min(len(built), 4),
-                            max_retries=MAX_RETRIES, attempt_timeout=int(spec.request_timeout or request_timeout(largest)),
+                            max_retries=MAX_RETRIES, attempt_timeout=int(spec.request_timeout
+                                                                         or request_timeout(largest)),
                             fail_on_error=False, display="plain" if spec.progress else "none", score_display=False)
     broken = [log for log in logs if log.status != "success"]
     if broken or len(logs) != len(built):

@@ -8,7 +8,8 @@ reaches the scorer: ``g2m eval --harness inspect`` records it as ``request_faile
 
 From inspect's command line::
 
-    inspect eval harness_tasks/with_inspect/tasks.py@g2m_task -T name=g2m_n09_c3 -T data=DIR --model openai-api/vllm/MODEL
+    inspect eval harness_tasks/with_inspect/tasks.py@g2m_task -T name=g2m_n09_c3 -T data=DIR --model
+    openai-api/vllm/MODEL
 
 and programmatically ``inspect_ai.eval(g2m_tasks("g2m_lite"), model=...)``. Tags (``g2m``, ``g2m_lite``, ...) are
 stored on each task (inspect has no groups); ``g2m eval`` aggregates them like every other harness.
@@ -43,7 +44,8 @@ def finish_reason(stop_reason: str | None) -> str | None:
 
 def _sample(row: dict) -> Sample:
     url = "data:image/png;base64," + base64.b64encode(row["image"]["bytes"]).decode("ascii")
-    return Sample(id=row["id"], input=[ChatMessageUser(content=[ContentImage(image=url), ContentText(text=row["prompt"])])],
+    return Sample(id=row["id"], input=[ChatMessageUser(content=[ContentImage(image=url),
+                                                                ContentText(text=row["prompt"])])],
                   target=format_answer(row["matrix"]),
                   metadata={"grid_size": row["grid_size"], "num_colors": row["num_colors"], "matrix": row["matrix"]})
 

@@ -34,7 +34,8 @@ class _Baseline(LM):
     def __init__(self, seed: int = 0, budget: str = "none", **_ignored) -> None:  # lm-eval adds batch_size, device
         super().__init__()
         if budget not in ("none", "chars"):
-            raise ValueError(f"budget must be 'none' (ignore max_gen_toks) or 'chars' (one token per character), got {budget!r}")
+            raise ValueError(f"budget must be 'none' (ignore max_gen_toks) or 'chars' (one token per character), got "
+                             f"{budget!r}")
         self.seed = int(seed)
         self.count_chars = budget == "chars"
 

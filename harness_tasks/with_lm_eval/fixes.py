@@ -2,7 +2,8 @@
 
 - **Noise.** lm-eval draws an unlabelled bar per task while it builds requests (45 of them for ``g2m``), warns once
   per task that uses ``custom_dataset`` kwargs, and runs ``git describe`` for its results, which prints "fatal: not a
-  git repository" outside a checkout; ``datasets`` adds its own bars. The bars and the repeated warning are switched off (``g2m eval`` draws one bar
+  git repository" outside a checkout; ``datasets`` adds its own bars. The bars and the repeated warning are switched off
+  (``g2m eval`` draws one bar
   for the run); git's stderr is swallowed (the hash is still recorded when there is one).
 - **Speed.** Before writing the samples log, ``hash_dict_images`` walks every logged value one Python call at a time
   to replace images by their hashes: for G2M that is 5.5 million matrix and mask integers, 12 s of a 30 s run. The

@@ -1,9 +1,9 @@
 """Write the lm-eval task folder from the task catalog, in upstream's style.
 
-The installed folder (``harness_tasks/lm_eval_tasks``) reads the Hub release. ``write_folder(..., DataSource.local(DIR))``
-writes the same tasks for a local build (``g2m tasks-dir --data DIR``; ``g2m eval --data DIR`` does it for you). The
-files are generated, never edited by hand: ``python scripts/gen_tasks.py`` rewrites the installed folder and
-``--check`` fails when it is out of sync.
+The installed folder (``harness_tasks/lm_eval_tasks``) reads the Hub release. ``write_folder(...,
+DataSource.local(DIR))`` writes the same tasks for a local build (``g2m tasks-dir --data DIR``; ``g2m eval --data DIR``
+does it for you). The files are generated, never edited by hand: ``python scripts/gen_tasks.py`` rewrites the installed
+folder and ``--check`` fails when it is out of sync.
 """
 
 from __future__ import annotations

@@ -81,7 +81,8 @@ def _task(name: str, n: int, c: int, protocol: str, extra_tokens: int = 0) -> st
 def _group(name: str, members: list[str]) -> str:
     tasks = "".join(f"  - {m}\n" for m in members)
     aggregate = "".join(f"  - metric: {m}\n    aggregation: mean\n    weight_by_size: true\n" for m, _ in METRICS)
-    return HEADER + f"group: {name}\ntask:\n{tasks}aggregate_metric_list:\n{aggregate}metadata:\n  version: {TASK_VERSION}\n"
+    return HEADER + (f"group: {name}\ntask:\n{tasks}aggregate_metric_list:\n{aggregate}metadata:\n  version: "
+                     f"{TASK_VERSION}\n")
 
 
 def render_all(source: DataSource = RELEASE, extra_tokens: int = 0) -> dict[str, str]:
@@ -106,7 +107,8 @@ def write_all(folder: Path = LMMS_TASK_DIR, source: DataSource = RELEASE, extra_
 def write_folder(root: Path, source: DataSource, extra_tokens: int = 0) -> Path:
     """The lmms-eval task folder for ``source`` under ``root`` (written once and reused), hooks included."""
     files = render_all(source, extra_tokens)
-    folder = root / f"lmms-{variant_key(source, files[TEMPLATE])}" / (f"reasoning-{extra_tokens}" if extra_tokens else "answers")
+    folder = root / f"lmms-{variant_key(source, files[TEMPLATE])}" / (f"reasoning-{extra_tokens}" if extra_tokens
+                                                                      else "answers")
     folder.parent.mkdir(parents=True, exist_ok=True)
     return materialise(folder, files, LMMS_TASK_DIR)
 

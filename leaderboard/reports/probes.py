@@ -42,7 +42,8 @@ def load_probes(folder: str | Path, required: bool = True,
             probe = (r.get("train") or {}).get("probe", "conv")
             label = f"{Path(str(r['encoder']['name'])).name} {r['encoder']['readout']}" + (
                 "" if probe == "conv" else f" ({probe} probe)")
-            if (type(n) is not int or type(c) is not int or not 1 <= n <= MAX_GRID_SIZE or not MIN_COLORS <= c <= MAX_COLORS
+            if (type(n) is not int or type(c) is not int or not 1 <= n <= MAX_GRID_SIZE
+                or not MIN_COLORS <= c <= MAX_COLORS
                     or not 0 <= acc <= 1):
                 raise ValueError("grid_size/num_colors/cell_accuracy out of range")
         except (KeyError, TypeError, ValueError) as e:
@@ -68,14 +69,16 @@ def load_sweeps(folder: str | Path) -> list[dict]:
             continue
         try:
             n, c = r["grid_size"], r["num_colors"]
-            if type(n) is not int or type(c) is not int or not 1 <= n <= MAX_GRID_SIZE or not MIN_COLORS <= c <= MAX_COLORS:
+            if (type(n) is not int or type(c) is not int or not 1 <= n <= MAX_GRID_SIZE
+                    or not MIN_COLORS <= c <= MAX_COLORS):
                 raise ValueError("grid_size/num_colors out of range")
             points = [{"point": str(q["point"]), "stage": str(q["stage"]), "layer": q["layer"],
                        "readout": q.get("readout"), "feature_grid": [int(v) for v in q["feature_grid"]][:2],
                        "cell_accuracy": float(q["cell_accuracy"]),
                        "cell_accuracy_ci": [float(v) for v in q["cell_accuracy_ci"]],
                        "exact_match": float(q["exact_match"])} for q in r["points"]]
-            if not points or any(not 0 <= q["cell_accuracy"] <= 1 or q["stage"] not in ("tower", "projector", "deepstack", "llm")
+            if not points or any(not 0 <= q["cell_accuracy"] <= 1
+                                 or q["stage"] not in ("tower", "projector", "deepstack", "llm")
                                  or not (q["layer"] is None or type(q["layer"]) is int) for q in points):
                 raise ValueError("a point out of range")
             sweeps.append({"file": str(p), "model": str(r["model"]["name"]), "model_record": dict(r["model"]),

@@ -105,7 +105,8 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str
     sweeps = load_sweeps(probes) if probes else []
     if probes and not curves and not sweeps:
         load_probes(probes)  # says what it looked for
-    others = identity.other_models(identity.of_run(run), {**models, **{sw["file"]: sw["model_record"] for sw in sweeps}},
+    others = identity.other_models(identity.of_run(run),
+                                   {**models, **{sw["file"]: sw["model_record"] for sw in sweeps}},
                                    options.compare_other_models, str(probes))
     # a probe of another model is named with both models wherever its gap shows (legend, table, JSON)
     named = {lab: f"{lab} ({others[lab]})" for lab in others}
@@ -126,7 +127,8 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str
                                           f"{model}: patch alignment within each grid size\n{protocol}")
     gap = [{"grid_size": n, "num_colors": c, "probe": label, "other_model": label in named.values(),
             "probe_cell_accuracy": curve[n],
-            "end_to_end_cell_accuracy": tasks[(n, c)]["cell_accuracy"], "gap": curve[n] - tasks[(n, c)]["cell_accuracy"]}
+            "end_to_end_cell_accuracy": tasks[(n, c)]["cell_accuracy"],
+            "gap": curve[n] - tasks[(n, c)]["cell_accuracy"]}
            for (c, label), curve in sorted(curves.items()) for n in sorted(curve) if (n, c) in tasks]
     sweep_rows, sweep_figs = sweep_sections(sweeps, tasks, out, f"{model} ({main} protocol)", others)
     figs.update(sweep_figs)

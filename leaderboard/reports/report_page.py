@@ -154,10 +154,11 @@ def cut_note(report: dict) -> str:
     if not cut:
         return ""
     ids = ", ".join(f"{c['id']} ({c['chars']:,} characters)" for c in cut)
-    return (f"{len(cut):,} prediction{'s' if len(cut) > 1 else ''} stop at exactly {EXCEL_CELL_LIMIT:,} characters, the limit of an "
-            f".xlsx cell: VLMEvalKit's spreadsheet cut {'them' if len(cut) > 1 else 'it'}, not the model, so "
-            f"{'they are' if len(cut) > 1 else 'it is'} left out of every number here (not counted as parse "
-            f"failures): {ids}. Rerun VLMEvalKit with PRED_FORMAT=tsv and report the .tsv, which keeps every character.")
+    return (f"{len(cut):,} prediction{'s' if len(cut) > 1 else ''} stop at exactly {EXCEL_CELL_LIMIT:,} characters, "
+            f"the limit of an .xlsx cell: VLMEvalKit's spreadsheet cut {'them' if len(cut) > 1 else 'it'}, not the "
+            f"model, so {'they are' if len(cut) > 1 else 'it is'} left out of every number here (not counted as parse "
+            f"failures): {ids}. Rerun VLMEvalKit with PRED_FORMAT=tsv and report the .tsv, which keeps every "
+            f"character.")
 
 
 def write_report(out: Path, report: dict, tasks: dict, overall: dict, run, options) -> None:
@@ -176,7 +177,8 @@ def write_report(out: Path, report: dict, tasks: dict, overall: dict, run, optio
           f"![accuracy against N]({figs['accuracy']})", ""]
     sections = []
     for heading, text, h, r, keys in _sections(report, tasks, overall, options):
-        md += [f"## {heading}", "", text, ""] + [f"![{k}]({figs[k]})" for k in keys] + ([md_table(h, r), ""] if h else [""])
+        md += [f"## {heading}", "", text, ""] + [f"![{k}]({figs[k]})"
+                                                 for k in keys] + ([md_table(h, r), ""] if h else [""])
         sections.append({"title": heading, "text": text, "figures": [figs[k] for k in keys], "headers": h, "rows": r})
     examples = _examples(report)
     atomic_write_text(out / "index.md", "\n".join(md + _examples_md(examples)) + "\n")

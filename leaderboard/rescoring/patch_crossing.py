@@ -1,10 +1,10 @@
 """How G2M cells meet an encoder's patch grid, computed exactly from the render rules.
 
-Cell j owns image pixels ``b[j] .. b[j+1] - 1`` (``dataset_builder.grids.render.cell_layout``: the next cell overwrites the
-shared edge). A model that resizes the 512-px image to S px and cuts it into P-px patches sees pixel x at
-``x * S / 512`` (``spec.DEFAULT_RESOLUTION``). For each cell we take the share of its area inside the patch that holds most of it; the rest,
-``1 - share``, is how much of the cell crosses patch boundaries (0 for a cell inside one patch). The grid is
-separable, so the 2-D share is the product of the two 1-D shares.
+Cell j owns image pixels ``b[j] .. b[j+1] - 1`` (``dataset_builder.grids.render.cell_layout``: the next cell overwrites
+the shared edge). A model that resizes the 512-px image to S px and cuts it into P-px patches sees pixel x at
+``x * S / 512`` (``spec.DEFAULT_RESOLUTION``). For each cell we take the share of its area inside the patch that holds
+most of it; the rest, ``1 - share``, is how much of the cell crosses patch boundaries (0 for a cell inside one patch).
+The grid is separable, so the 2-D share is the product of the two 1-D shares.
 """
 
 from __future__ import annotations

@@ -116,7 +116,8 @@ def samples_files(folder: Path, date: str) -> list[Path]:
     end); none is an error saying how to log them."""
     files = sorted(f for f in folder.glob(f"samples_g2m_*_{date}.jsonl") if task_info(task_of(f, date)))
     if not files:
-        raise RunError(f"{folder} has no G2M samples for the run of {date}; evaluate with --log_samples (g2m eval always does)")
+        raise RunError(f"{folder} has no G2M samples for the run of {date}; evaluate with --log_samples (g2m eval "
+                       f"always does)")
     for f in files:
         if not f.is_file():
             raise RunError(f"{f.name}: not a regular file")

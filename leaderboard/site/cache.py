@@ -104,7 +104,8 @@ def _read_key(path: Path) -> bytes:
     except ValueError:
         key = b""
     if len(key) != KEY_BYTES:
-        raise UsageError(f"the leaderboard cache key {path} is not {KEY_BYTES * 2} hex digits; remove it to make a new one")
+        raise UsageError(f"the leaderboard cache key {path} is not {KEY_BYTES * 2} hex digits; remove it to make a new "
+                         f"one")
     return key
 
 
@@ -155,8 +156,8 @@ class Cache:
         self.scorer = scorer_version()
         where = key_file()
         if where.resolve().is_relative_to(out.resolve()):
-            raise UsageError(f"the leaderboard cache key {where} lies inside the site folder {out}, which is published; "
-                             f"keep it elsewhere ({KEY_ENV})")
+            raise UsageError(f"the leaderboard cache key {where} lies inside the site folder {out}, which is "
+                             f"published; keep it elsewhere ({KEY_ENV})")
         self._secret = signing_key(where)
 
     def key(self, source: str) -> str:
@@ -176,7 +177,8 @@ class Cache:
         if not isinstance(entry, dict) or set(entry) != {"format", "key", "source", "body", "hmac"}:
             return None
         body = entry["body"]
-        if (not isinstance(entry["hmac"], str) or not hmac.compare_digest(entry["hmac"].encode(), sign(self._secret, entry).encode())
+        if (not isinstance(entry["hmac"], str)
+            or not hmac.compare_digest(entry["hmac"].encode(), sign(self._secret, entry).encode())
                 or entry["format"] != ENTRY_FORMAT or entry["key"] != key or entry["source"] != source
                 or not isinstance(body, dict)):
             return None

@@ -48,7 +48,8 @@ def _axes(view: str) -> dict:
              for n in ZERO_SHOT_SIZES]
     axes = {"left": LEFT, "right": W - RIGHT, "top": TOP_PAD, "bottom": H - BOTTOM, "xlabel_x": (LEFT + W - RIGHT) / 2,
             "xlabel_y": H - 8, "ylabel_y": (TOP_PAD + H - BOTTOM) / 2}
-    chance = [{"c": c, "x1": LEFT, "x2": W - RIGHT, "y": f"{_y(1 / c):.1f}", "tx": LEFT + 6, "ty": f"{_y(1 / c) - 5:.1f}"}
+    chance = [{"c": c, "x1": LEFT, "x2": W - RIGHT, "y": f"{_y(1 / c):.1f}", "tx": LEFT + 6,
+               "ty": f"{_y(1 / c) - 5:.1f}"}
               for c in (ZERO_SHOT_COLORS if view == "all" else (int(view[1:]),))]
     return {"grid": grid, "ticks": ticks, "axes": axes, "chance": chance}
 

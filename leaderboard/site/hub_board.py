@@ -74,8 +74,9 @@ def _entry(e, ours: dict[str, dict]) -> tuple[dict | None, list[str] | None]:
             "source": _text(source.get("name"), 100), "url": url if isinstance(url, str) and len(url) <= 300
             and _WEB_LINK.fullmatch(url) else None, "file": _text(getattr(e, "filename", None), 120),
             "notes": _text(getattr(e, "notes", None), 300),
-            "rescored": None if row is None else {"page": row["page"], "data": row.get("data"),
-                                                  "cell_accuracy": row["views"]["all"]["overall"]["cell_accuracy"]}}, None
+            "rescored": None if row is None else {
+                "page": row["page"], "data": row.get("data"),
+                "cell_accuracy": row["views"]["all"]["overall"]["cell_accuracy"]}}, None
 
 
 def read_hub_board(rows: list[dict], endpoint: str | None = None, repo_id: str = HUB_REPO_ID,

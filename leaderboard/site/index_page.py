@@ -95,7 +95,8 @@ def _ranked(rows: list[dict], view: str) -> list[int]:
 
 
 def _reported_rows(reported: dict) -> list[list[str]]:
-    return [[r["model"], r["kind"], r["metric"], r["grid"], "not stated", r["value"], r["where"]] for r in reported["rows"]]
+    return [[r["model"], r["kind"], r["metric"], r["grid"], "not stated", r["value"], r["where"]]
+            for r in reported["rows"]]
 
 
 REPORTED_HEADERS = ["model", "what", "metric", "grid", "palette", "as stated", "where in the paper"]
@@ -151,7 +152,8 @@ def write_index(out: Path, rows: list[dict], reported: dict, rejected: list[dict
               "figure": front_figure.figure(ranked, b["view"], f"figure-{b['view']}") if ranked else None}
              for t, b in boards.items() if t not in ("local", GAP_BOARD)]
     html = render(TEMPLATES, "index.html.j2", title="Grid2Matrix leaderboard", views=views, view_names=VIEW_NAMES,
-                  rank_metric=RANK_METRIC, exact_note=exact_note(ranked), page_rows=PAGE_ROWS, info=INFO, scores=[(h, best) for h, _, best in SCORES],
+                  rank_metric=RANK_METRIC, exact_note=exact_note(ranked), page_rows=PAGE_ROWS, info=INFO,
+                  scores=[(h, best) for h, _, best in SCORES],
                   sizes=ZERO_SHOT_SIZES, submissions_url=SUBMISSIONS_URL, submissions_repo=SUBMISSIONS_REPO_ID,
                   local=_board(data, boards["local"]["order"], "all", "local") if local else None, reported=reported,
                   gap=_board(data, boards[GAP_BOARD]["order"], GAP_VIEW, GAP_BOARD), gap_headers=GAP_HEADERS,

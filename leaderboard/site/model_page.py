@@ -34,13 +34,16 @@ def write_model_page(row: dict, folder: Path) -> str:
     conf = confusion_by_palette(scored)
     figs = [figures.accuracy_vs_n(tasks, assets / "accuracy_vs_n.png",
                                   title=f"{title}: accuracy against grid size\n{protocol}"),
-            figures.heatmap_grid(hms, counts, assets / "heatmaps.png", f"{title}: accuracy of each cell\n{protocol}", 16),
+            figures.heatmap_grid(hms, counts, assets / "heatmaps.png", f"{title}: accuracy of each cell\n{protocol}",
+                                 16),
             figures.confusion(conf, {c: color_bias(m) for c, m in conf.items()}, assets / "confusion.png",
                               f"{title}: colour confusion per palette size\n{protocol}"),
             figures.alignment([patch_crossing.alignment(hms, counts, p) for p in PATCH_SIZES],
-                              assets / "patch_alignment.png", f"{title}: patch alignment within each grid size\n{protocol}")]
+                              assets / "patch_alignment.png",
+                              f"{title}: patch alignment within each grid size\n{protocol}")]
     meta = [[k, json.dumps(v) if not isinstance(v, str) else v] for k, v in _flat(row["meta"]).items()]
-    rows = [[str(n), str(c), fmt_ci(s["exact_match"], s["exact_match_ci"]), fmt_ci(s["cell_accuracy"], s["cell_accuracy_ci"]),
+    rows = [[str(n), str(c), fmt_ci(s["exact_match"], s["exact_match_ci"]),
+             fmt_ci(s["cell_accuracy"], s["cell_accuracy_ci"]),
              fmt(s["parse_failed"]), fmt(s["truncated"])] for (n, c), s in tasks.items()]
     path = folder / f"{page_slug}.html"
     atomic_write_text(path, render(TEMPLATES, "model.html.j2", title=f"G2M: {name}", name=name, kind=row["kind"],

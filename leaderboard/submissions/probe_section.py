@@ -51,7 +51,8 @@ def _truth(config: str, count: int) -> np.ndarray:
 
 
 def expected_rows(config: str, scale: float) -> int:
-    return get_config(config).scaled(scale).split("test").rows if scale != 1.0 else get_config(config).split("test").rows
+    return (get_config(config).scaled(scale).split("test").rows if scale != 1.0
+            else get_config(config).split("test").rows)
 
 
 def encode(pred: np.ndarray, truth: np.ndarray, num_colors: int) -> str:
@@ -158,10 +159,12 @@ def collect(folder: str | Path, run) -> list[dict]:
             readouts = [(p, role, path.parent / "points" / p / "test_predictions.npy") for p, role in _headline(points)]
             sections.append(_section("sweep", r, r["model"], run.model, readouts, points))
         else:
-            point = {"point": r["encoder"]["readout"], "stage": "probe", "layer": None, "readout": r["encoder"]["readout"],
+            point = {"point": r["encoder"]["readout"], "stage": "probe", "layer": None,
+                     "readout": r["encoder"]["readout"],
                      **{k: r["test"].get(k) for k in ("cell_accuracy", "cell_accuracy_ci", "exact_match")}}
             sections.append(_section("probe", r, r["encoder"], run.model,
-                                     [(point["point"], "probe read-out", path.parent / "test_predictions.npy")], [point]))
+                                     [(point["point"], "probe read-out", path.parent / "test_predictions.npy")],
+                                     [point]))
     if len(sections) > MAX_SECTIONS:
         raise Rejected(f"{len(sections)} probe results under {folder}; a submission holds at most {MAX_SECTIONS}")
     return sections
@@ -223,7 +226,8 @@ def rescore(sections: object, model_id: str) -> list[dict]:
         model = sec.get("model")
         if not isinstance(model, dict) or model.get("name") != model_id:
             name = model.get("name") if isinstance(model, dict) else None
-            raise Rejected(f"{w} is a probe of {term(repr(name), 80)}, not of the submission's model {term(model_id, 80)}")
+            raise Rejected(f"{w} is a probe of {term(repr(name), 80)}, not of the submission's model "
+                           f"{term(model_id, 80)}")
         if sec.get("encoding") != ENCODING:
             raise Rejected(f"{w}.encoding must be {ENCODING!r}")
         block = get_config(config).split("test").blocks[0]

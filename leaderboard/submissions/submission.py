@@ -102,7 +102,8 @@ def submit_run(run_dir: str | Path, out: str | Path | None = None, allow_partial
     from its g2m_paper tasks (the paper's protocol, with the authors' budget). ``model_info`` (parameters, open
     weights, release date, link: ``model_info.check``) goes into ``metadata.model``. ``run_name`` chooses the run of
     the folder (``load_run``); ``probes``: a folder of the same model's probe and sweep results, added as
-    re-scorable ``probes`` sections (``probe_section``). With ``allow_partial``, what the file lacks is returned in ``Submitted.missing``."""
+    re-scorable ``probes`` sections (``probe_section``). With ``allow_partial``, what the file lacks is returned in
+    ``Submitted.missing``."""
     run = load_run(run_dir, allow_partial=allow_partial, run=run_name)
     known = zero_shot_truth()
     doc = {"format": FORMAT, "metadata": metadata_from_run(run.results, run.model)}
@@ -143,7 +144,8 @@ def submit_run(run_dir: str | Path, out: str | Path | None = None, allow_partial
     # and saves a few per cent of the size
     data = gzip.compress(raw, compresslevel=6, mtime=0) if out.name.endswith(".gz") else raw
     if len(data) > MAX_FILE_BYTES:
-        raise Rejected(f"the submission would be {len(data) / 2**20:.0f} MiB, over the {MAX_FILE_BYTES >> 20} MiB limit")
+        raise Rejected(f"the submission would be {len(data) / 2**20:.0f} MiB, over the {MAX_FILE_BYTES >> 20} MiB "
+                       f"limit")
     atomic_write_bytes(out, data)
     return Submitted(out, run.which(), tuple(lacking))
 
@@ -252,7 +254,8 @@ def validate(path: str | os.PathLike) -> Validation:
                     if k not in ("format", "metadata", "records", "paper_records", "probes")]
         for r in (records, paper):
             if r.with_extra:
-                warnings.append(f"ignored field(s) {', '.join(sorted(r.extra_fields)[:10])} in {r.with_extra:,} {r.key}")
+                warnings.append(f"ignored field(s) {', '.join(sorted(r.extra_fields)[:10])} in {r.with_extra:,} "
+                                f"{r.key}")
         records.check_complete()
         if "paper_records" in doc:
             paper.check_complete()

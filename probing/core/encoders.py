@@ -105,7 +105,8 @@ class Encoder:
 
     def _internvl(self, images: list) -> list[torch.Tensor]:
         x = self._inputs(images)
-        counts = x["num_patches"].tolist() if "num_patches" in x else [x["pixel_values"].shape[0] // len(images)] * len(images)
+        counts = (x["num_patches"].tolist() if "num_patches" in x
+                  else [x["pixel_values"].shape[0] // len(images)] * len(images))
         if self.readout == "projector":
             feats = self.model.get_image_features(x["pixel_values"]).pooler_output
         else:
@@ -122,7 +123,8 @@ class Encoder:
         if "spatial_shapes" in x:  # SigLIP2 (NaFlex): padded sequences with their own (h, w)
             out = self.model(pixel_values=x["pixel_values"], pixel_attention_mask=x["pixel_attention_mask"],
                              spatial_shapes=x["spatial_shapes"]).last_hidden_state
-            return [o[: h * w].reshape(h, w, -1).float() for o, (h, w) in zip(out, x["spatial_shapes"].tolist(), strict=True)]
+            return [o[: h * w].reshape(h, w, -1).float() for o,
+                    (h, w) in zip(out, x["spatial_shapes"].tolist(), strict=True)]
         out = self.model(pixel_values=x["pixel_values"]).last_hidden_state
         if self.family.startswith("clip"):
             self._cls = list(out[:, 0].float())
@@ -221,7 +223,8 @@ def _load_tower(name: str, revision: str | None, family: str, readout: str, dtyp
         from transformers import CLIPVisionModel, Siglip2VisionModel, SiglipVisionModel
 
         cls = {"siglip": SiglipVisionModel, "siglip_vision_model": SiglipVisionModel, "siglip2": Siglip2VisionModel,
-               "siglip2_vision_model": Siglip2VisionModel, "clip": CLIPVisionModel, "clip_vision_model": CLIPVisionModel}
+               "siglip2_vision_model": Siglip2VisionModel, "clip": CLIPVisionModel,
+               "clip_vision_model": CLIPVisionModel}
         return cls[family].from_pretrained(name, revision=revision, dtype=dtype)
     try:
         full = AutoModelForImageTextToText.from_pretrained(name, revision=revision, dtype=dtype)

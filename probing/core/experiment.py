@@ -1,8 +1,9 @@
 """``g2m probe``: load an encoder, cache its features for a probing config, train a probe, write the results.
 
-Results go to ``OUT/<encoder>/<readout>/<config>/`` (``<readout>-<probe>`` for a probe other than ``conv``): ``result.json`` (scores, the per-cell heatmap, per-colour
-accuracy, the confusion matrix, and every setting needed to reproduce the run), ``heatmap.png``, ``heatmap.npy`` and
-``curve.png``. ``result.json`` has the format ``spec.PROBE_RESULT_FORMAT``, which the report and leaderboard read.
+Results go to ``OUT/<encoder>/<readout>/<config>/`` (``<readout>-<probe>`` for a probe other than ``conv``):
+``result.json`` (scores, the per-cell heatmap, per-colour accuracy, the confusion matrix, and every setting needed to
+reproduce the run), ``heatmap.png``, ``heatmap.npy`` and ``curve.png``. ``result.json`` has the format
+``spec.PROBE_RESULT_FORMAT``, which the report and leaderboard read.
 """
 
 from __future__ import annotations
@@ -68,7 +69,8 @@ def run_probe(spec: ProbeSpec, progress: bool = True) -> dict:
     save_npy(out / "test_predictions.npy", pred.cpu().numpy().astype(np.uint8))  # what a submission re-scores
     result = {
         "format": PROBE_RESULT_FORMAT,
-        "encoder": {"name": spec.encoder, "revision": key["revision"], "config_sha256": config_sha256(spec.encoder), "family": encoder.family, "readout": spec.readout,
+        "encoder": {"name": spec.encoder, "revision": key["revision"], "config_sha256": config_sha256(spec.encoder),
+                    "family": encoder.family, "readout": spec.readout,
                     "dtype": spec.dtype, "pool": pool, "feature_grid": native_grid(folder),
                     "stored_grid": list(cached["train"][0].shape[1:3]), "feature_dim": int(dim),
                     "image_processor": encoder.processor_info()},
@@ -80,7 +82,8 @@ def run_probe(spec: ProbeSpec, progress: bool = True) -> dict:
                  "per_colour_accuracy": test["per_colour_accuracy"],
                  "heatmap": np.round(test["heatmap"], 4).tolist(), "confusion": test["confusion"].tolist()},
         "chance_cell_accuracy": 1 / block.num_colors,
-        "encoder_calls": encoder.calls, "images_encoded": encoder.images_encoded, "cache": str(folder), "versions": {"grid2matrix": __version__, **library_versions(VERSIONED)},
+        "encoder_calls": encoder.calls, "images_encoded": encoder.images_encoded, "cache": str(folder),
+        "versions": {"grid2matrix": __version__, **library_versions(VERSIONED)},
     }
     atomic_write_text(out / "result.json", json.dumps(result, indent=1) + "\n")
     from probing.core.plots import plot_curve, plot_heatmap

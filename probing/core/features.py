@@ -177,7 +177,8 @@ def extract_split(encoder: Encoder, dataset, folder: Path, split: str, batch_siz
                 atomic_write_text(folder / SHAPE_FILE, json.dumps({"feature_grid": list(grids[0].shape[:2])}) + "\n")
             block = np.stack([g.cpu().numpy() for g in fitted])
             out[start : start + len(grids)] = to_cache_dtype(
-                block, cache_dtype, f"{encoder.name} [{encoder.readout}] (rows {start}..{start + len(grids) - 1} of {split})")
+                block, cache_dtype,
+                f"{encoder.name} [{encoder.readout}] (rows {start}..{start + len(grids) - 1} of {split})")
             bar.update(len(grids))
         out.flush()
         del out

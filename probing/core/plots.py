@@ -132,7 +132,8 @@ def draw_sweep(points: list[dict], title: str, chance: float, reference: dict | 
     ax.axhline(chance, color="grey", linestyle="--", linewidth=1, label=f"chance (1/C = {chance:.2f})")
     if reference:
         ax.axhline(reference["cell_accuracy"], color="#c44e52", linewidth=1.6,
-                   label=f"end-to-end answer: {reference['cell_accuracy']:.3f} ({plot(reference.get('source', 'run'), 40)})")
+                   label=f"end-to-end answer: {reference['cell_accuracy']:.3f} "
+                         f"({plot(reference.get('source', 'run'), 40)})")
     ticks = [i for i, p in enumerate(points) if p["layer"] is None or len(points) <= 40 or p["layer"] % 5 == 0
              or i in (0, len(points) - 1)]
     ax.set_xticks(ticks, ["P" if points[i]["layer"] is None else str(points[i]["layer"]) for i in ticks], fontsize=7)

@@ -69,7 +69,8 @@ class TrainConfig:
             check_int(_FLAGS.get(name, name), getattr(self, name), 1, top)
         check_int("--seed", self.seed, 0, 2**32 - 1)
         for name, low, high, low_open, high_open in (("lr", 0, 10, True, False), ("weight_decay", 0, 10, False, False),
-                                                     ("warmup_frac", 0, 1, False, True), ("grad_clip", 0, 1e6, True, False)):
+                                                     ("warmup_frac", 0, 1, False, True),
+                                                     ("grad_clip", 0, 1e6, True, False)):
             check_number(_FLAGS.get(name, name), getattr(self, name), low, high, low_open, high_open)
 
     def to_json(self) -> dict:
@@ -116,7 +117,8 @@ class SpatialProbe(nn.Module):
 
 def _schedule(step: int, cfg: TrainConfig) -> float:
     """The learning-rate factor of update ``step`` (0-based): 0 at the first update, rising linearly to 1 over the
-    warm-up, then a half cosine to 0, as the authors' schedule (their first update also runs at a learning rate of 0)."""
+    warm-up, then a half cosine to 0, as the authors' schedule (their first update also runs at a learning rate of
+    0)."""
     warm = max(1, int(cfg.warmup_frac * cfg.steps))
     if step < warm:
         return step / warm
@@ -155,7 +157,8 @@ def score(pred: torch.Tensor, labels: torch.Tensor, num_colors: int, intervals: 
     """Cell accuracy and exact match with their 95% intervals (a seeded bootstrap over images; Wilson), the per-cell
     heatmap, per-colour accuracy and the confusion matrix."""
     correct = (pred == labels).float()
-    conf = torch.bincount((labels * num_colors + pred).reshape(-1), minlength=num_colors**2).reshape(num_colors, num_colors)
+    conf = torch.bincount((labels * num_colors + pred).reshape(-1),
+                          minlength=num_colors**2).reshape(num_colors, num_colors)
     per_color = [float(correct[labels == c].mean()) if (labels == c).any() else None for c in range(num_colors)]
     per_image = correct.flatten(1).mean(1).double().cpu().numpy()
     exact = int(correct.flatten(1).all(1).sum())
@@ -208,7 +211,8 @@ def train_probe(train: FeatureSet, val: FeatureSet, dim: int, num_colors: int, g
             history.append({"step": step + 1, "loss": loss.item(), "val_cell_accuracy": acc})
             bar.set_postfix(val=f"{acc:.3f}")
             if acc > best["val_cell_accuracy"]:
-                best, best_state, bad = {"step": step + 1, "val_cell_accuracy": acc}, copy.deepcopy(model.state_dict()), 0
+                best, best_state, bad = {"step": step + 1,
+                                         "val_cell_accuracy": acc}, copy.deepcopy(model.state_dict()), 0
             else:
                 bad += 1
                 if bad >= cfg.patience:

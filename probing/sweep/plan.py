@@ -45,7 +45,8 @@ _VISION = {"depth": _LAYERS, "num_hidden_layers": _LAYERS, "hidden_size": _WIDTH
            "image_size": (1, 1 << 15), "in_channels": (1, 64), "num_channels": (1, 64)}
 _TEXT = {"num_hidden_layers": _LAYERS, "hidden_size": _WIDTH, "intermediate_size": _WIDTH,
          "moe_intermediate_size": _WIDTH, "num_attention_heads": _SMALL, "num_key_value_heads": _SMALL,
-         "head_dim": _SMALL, "vocab_size": (1, MAX_ID), "num_experts": (1, 1 << 14), "num_experts_per_tok": (1, 1 << 14)}
+         "head_dim": _SMALL, "vocab_size": (1, MAX_ID), "num_experts": (1, 1 << 14),
+         "num_experts_per_tok": (1, 1 << 14)}
 _TOP = {"image_token_id": _ID, "vision_feature_layer": (-MAX_LAYERS - 1, MAX_LAYERS)}
 #: Fields a real config may set to null (the family's default then applies).
 _NULLABLE = {"head_dim", "moe_intermediate_size", "num_experts", "num_experts_per_tok", "num_key_value_heads"}
@@ -185,7 +186,8 @@ def plan_sweep(spec, gpu_gb: float = 80.0) -> dict:
     weights = (params["total"] if needs_llm else params["vision"]) * b
     v, t = config.vision_config, text_config(config)
     patches = grid.image_tokens * (grid.tower_grid[0] // grid.merged_grid[0]) ** 2  # tower tokens (every tile's)
-    widest_t = (getattr(t, "moe_intermediate_size", 0) or 0) * getattr(t, "num_experts_per_tok", 0) or t.intermediate_size
+    widest_t = (getattr(t, "moe_intermediate_size", 0) or 0) * getattr(t, "num_experts_per_tok",
+                                                                       0) or t.intermediate_size
     act_vision = spec.batch_size * patches * (2 * v.intermediate_size + 6 * grid.tower_dim) * b
     act_text = spec.batch_size * seq * (3 * widest_t + 6 * grid.text_dim) * b if needs_llm else 0
     activations = max(act_vision, act_text)

@@ -51,7 +51,8 @@ def summary(sweep: dict) -> str:
         if sel:
             accs = " ".join(f"{p['cell_accuracy']:.3f}" for p in sel)
             lines.append(f"  {stage:<9} {accs}")
-    lines.append(f"  best {best['point']} {best['cell_accuracy']:.3f}; last {last['point']} {last['cell_accuracy']:.3f}")
+    lines.append(f"  best {best['point']} {best['cell_accuracy']:.3f}; last {last['point']} "
+                 f"{last['cell_accuracy']:.3f}")
     if sweep.get("reference"):
         ref = sweep["reference"]["cell_accuracy"]
         lines.append(f"  end-to-end {ref:.3f}: gap at the last point {last['cell_accuracy'] - ref:+.3f}")

@@ -219,8 +219,8 @@ class Store:
                 final.parent.mkdir(parents=True, exist_ok=True)
                 with open(tmp, "wb") as f:
                     self._partial[name] = (None, tmp, final)
-                    np.lib.format.write_array_header_1_0(f, {"descr": np.lib.format.dtype_to_descr(
-                        np.dtype(self.cache_dtype)), "fortran_order": False, "shape": (chunk.stop - chunk.start, *shape)})
+                    np.lib.format.write_array_header_1_0(f, {"descr": np.lib.format.dtype_to_descr(np.dtype(
+                        self.cache_dtype)), "fortran_order": False, "shape": (chunk.stop - chunk.start, *shape)})
                     offset = f.tell()
                 size = offset + (chunk.stop - chunk.start) * math.prod(shape) * np.dtype(self.cache_dtype).itemsize
                 fd = os.open(tmp, os.O_RDWR)

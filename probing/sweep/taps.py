@@ -13,9 +13,10 @@ The LLM's input (the second half of this module) is what the LLM sees at its rea
 the row, with its image, in the model's chat template.
 
 One user turn holds the image, then the row's ``prompt`` (the text every harness sends, written by
-``dataset_builder.grids.prompt``: the grid size, the colour mapping and the answer format), and the template's generation
-prompt follows (``add_generation_prompt=True``), exactly as a chat request of ``g2m eval`` reaches the model. The
-template is the model's own (the tokenizer's, else the checkpoint's ``chat_template.jinja`` / ``chat_template.json``).
+``dataset_builder.grids.prompt``: the grid size, the colour mapping and the answer format), and the template's
+generation prompt follows (``add_generation_prompt=True``), exactly as a chat request of ``g2m eval`` reaches the model.
+The template is the model's own (the tokenizer's, else the checkpoint's ``chat_template.jinja`` /
+``chat_template.json``).
 
 The image placeholder the template writes is expanded as the model's processor would (we cannot build the processor
 itself: Qwen's and InternVL's need torchvision for their video half): Qwen repeats ``<|image_pad|>`` once per merged
@@ -64,7 +65,8 @@ class Taps:
             self.post_norm = merger_norm(visual) if tower_readout == "vision" else None
         else:
             vt = self.inner.vision_tower
-            self.blocks, self.projector, self.post_norm = vt.encoder.layer, self.inner.multi_modal_projector, vt.layernorm
+            self.blocks, self.projector, self.post_norm = (vt.encoder.layer, self.inner.multi_modal_projector,
+                                                           vt.layernorm)
         for p in points:
             if p.stage == "tower":
                 self.handles.append(self.blocks[p.layer - 1].register_forward_hook(self._tower_hook(p)))

@@ -76,8 +76,9 @@ def test_an_interrupted_build_resumes_to_the_same_bytes(tmp_path, small_release,
     out, marker = tmp_path / "crash", tmp_path / "two-shards-written"
     # the build waits after its second shard until the signal comes, so the signal always finds it unfinished,
     # however fast or loaded the machine; the test waits for the marker, not for a number of seconds
-    driver = ("import sys, time\nfrom pathlib import Path\nimport dataset_builder.release.build as b\nreal = b.write_shard\n"
-              "calls = [0]\ndef write_shard(task, out):\n    result = real(task, out)\n    calls[0] += 1\n"
+    driver = ("import sys, time\nfrom pathlib import Path\nimport dataset_builder.release.build as b\nreal = "
+              "b.write_shard\ncalls = [0]\ndef write_shard(task, out):\n    result = real(task, out)\n    calls[0] += "
+              "1\n"
               f"    if calls[0] == 2:\n        Path({str(marker)!r}).touch()\n        time.sleep(3600)\n"
               "    return result\nb.write_shard = write_shard\nfrom g2m_cli.main import main\n"
               f"sys.exit(main({_cli_build(out, '--workers', '1')[3:]!r}))")

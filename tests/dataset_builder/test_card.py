@@ -36,7 +36,8 @@ def test_card_counts_are_the_configs():
     total = sum(s.rows for c in CONFIGS for s in c.splits)
     assert f"{total:,} images in all" in CARD
     assert ", ".join(map(str, ZERO_SHOT_SIZES)) in CARD and ", ".join(map(str, PROBE_SIZES)) in CARD
-    assert f"| {', '.join(map(str, ZERO_SHOT_COLORS))} | 4,500" in CARD and f"| {', '.join(map(str, PROBE_COLORS))} | 20,000" in CARD
+    assert f"| {', '.join(map(str, ZERO_SHOT_COLORS))} | 4,500" in CARD and (f"| {', '.join(map(str, PROBE_COLORS))} | "
+                                                                             f"20,000") in CARD
     assert f"({len(CONFIGS) - 1} configs)" in CARD
 
 

@@ -1,5 +1,6 @@
 """The build's fast paths give exactly what the plain ones give: generators seeded for a run of seeds at once, and
-PNGs packed straight from the matrix (the golden hashes of tests/dataset_builder/test_generate.py hold the plain ones)."""
+PNGs packed straight from the matrix (the golden hashes of tests/dataset_builder/test_generate.py hold the plain
+ones)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from tests.support.reference_png import encode_palette_png
 BLOCKS = [b for c in CONFIGS for s in c.splits for b in s.blocks]
 
 
-@pytest.mark.parametrize("seeds", [[0, 1, 2, 2**32 - 1], [b.seed(0) for b in BLOCKS], [b.seed(b.count - 1) for b in BLOCKS],
+@pytest.mark.parametrize("seeds",
+                         [[0, 1, 2, 2**32 - 1], [b.seed(0) for b in BLOCKS], [b.seed(b.count - 1) for b in BLOCKS],
                                    np.random.default_rng(0).integers(0, 2**32, 300).tolist()],
                          ids=["edges", "first of every block", "last of every block", "random"])
 def test_seeding_many_at_once_gives_numpys_own_generators(seeds):
@@ -51,7 +53,8 @@ def test_a_run_of_samples_is_the_samples_one_by_one():
         assert np.array_equal(sample.matrix, one.matrix)
 
 
-@pytest.mark.parametrize(("grid_size", "resolution"), [(n, r) for r in (512, 101, 33) for n in (1, 2, 3, 7, 20, 32, 33, 64)
+@pytest.mark.parametrize(("grid_size", "resolution"),
+                         [(n, r) for r in (512, 101, 33) for n in (1, 2, 3, 7, 20, 32, 33, 64)
                                                        if 2 * n <= r] + [(5, 2048), (3, 2049), (3, 4096)])
 @pytest.mark.parametrize("outline", [True, False])
 def test_the_grid_encoder_gives_the_reference_bytes(grid_size, resolution, outline):

@@ -39,7 +39,8 @@ def test_a_full_local_build_reads_back_to_the_pinned_hash(full_zero_shot):
 
 def test_a_run_on_another_full_build_is_never_labelled_the_release(full_zero_shot, tmp_path):
     other = tmp_path / "lowres"
-    build(other, "zero_shot", BuildParams(render=RenderOptions(resolution=256, outline=False)), workers=2, progress=False)
+    build(other, "zero_shot", BuildParams(render=RenderOptions(resolution=256, outline=False)), workers=2,
+          progress=False)
     runs = {}
     for name, data in (("release", full_zero_shot), ("lowres", other)):
         res = run_eval(EvalSpec(model="g2m-oracle", tasks=("g2m_n03_c3",), data=str(data), limit=1,

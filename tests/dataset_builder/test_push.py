@@ -1,6 +1,7 @@
 """g2m push, proven end to end through the real huggingface_hub and datasets clients against a loopback stand-in for
-the Hub (tests/support/hub_server.py): what is stored, what reads back by Hub id, a second release, and every way the Hub can
-fail. Each push is a real ``g2m push`` in its own process, with HF_ENDPOINT set before huggingface_hub is imported."""
+the Hub (tests/support/hub_server.py): what is stored, what reads back by Hub id, a second release, and every way the
+Hub can fail. Each push is a real ``g2m push`` in its own process, with HF_ENDPOINT set before huggingface_hub is
+imported."""
 
 from __future__ import annotations
 
@@ -57,7 +58,8 @@ def _push(root, hub_url, tmp_path, *args, timeout=300, **env):
 def _read_hub(hub: HubStandIn, revision: str, tmp_path) -> dict:
     env = {**os.environ, **_env(hub.url, tmp_path, HF_DATASETS_CACHE=str(tmp_path / f"ds-{revision}")),
            "PYTHONPATH": str(REPO)}
-    res = subprocess.run([sys.executable, str(REPO / "tests" / "support" / "hub_reader.py"), REPO_ID, revision], env=env,
+    res = subprocess.run([sys.executable, str(REPO / "tests" / "support" / "hub_reader.py"), REPO_ID, revision],
+                         env=env,
                          capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr[-3000:]
     return json.loads(res.stdout)

@@ -31,7 +31,8 @@ def test_fast_renderer_equals_pil_reference_at_512(n):
     assert np.array_equal(render_rgb(m), np.asarray(render_reference(m)))
 
 
-@pytest.mark.parametrize(("n", "resolution", "outline"), [(7, 100, True), (13, 333, True), (9, 224, False), (30, 97, True), (5, 17, False)])
+@pytest.mark.parametrize(("n", "resolution", "outline"),
+                         [(7, 100, True), (13, 333, True), (9, 224, False), (30, 97, True), (5, 17, False)])
 def test_fast_renderer_equals_pil_reference_at_other_sizes(n, resolution, outline):
     m = _random_matrix(n, seed=resolution)
     assert np.array_equal(render_rgb(m, resolution, outline), np.asarray(render_reference(m, resolution, outline)))

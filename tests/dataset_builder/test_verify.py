@@ -72,7 +72,8 @@ def test_one_changed_pixel_is_caught_even_when_the_manifest_is_forged(release):
     idx[511, 300] = 2  # the last outline row, far from any cell centre
     _rewrite_row(release, SHARD, 3, "image", {"bytes": encode_palette_png(idx), "path": None}, update_manifest=True)
     report = verify(release, workers=1, progress=False)
-    assert report.problems == [f"{SHARD} row 3 (id {row['id']}): pixel (x=300, y=511) differs from the rendering of the grid (1 pixels differ)"]
+    assert report.problems == [f"{SHARD} row 3 (id {row['id']}): pixel (x=300, y=511) differs from the rendering of "
+                               f"the grid (1 pixels differ)"]
 
 
 def test_one_changed_matrix_value_is_caught(release):
@@ -142,7 +143,8 @@ def test_a_readme_redirected_to_other_rows_is_caught_even_with_a_forged_manifest
     readme = readme.replace("num_examples: 90", "num_examples: 3")
     (release / "README.md").write_text(readme)
     m = _rehash(release, "README.md")
-    m["files"]["zero_shot/swap.parquet"] = {"sha256": hashlib.sha256((release / "zero_shot/swap.parquet").read_bytes()).hexdigest()}
+    m["files"]["zero_shot/swap.parquet"] = {
+        "sha256": hashlib.sha256((release / "zero_shot/swap.parquet").read_bytes()).hexdigest()}
     (release / "manifest.json").write_text(json.dumps(m))
     assert len(datasets.load_dataset(str(release), "zero_shot", split="test")) == 3  # what a user would get
     problems = verify(release, progress=False).problems
@@ -157,7 +159,8 @@ def test_a_readme_redirected_to_other_rows_is_caught_even_with_a_forged_manifest
 
 @pytest.mark.parametrize("edit", [
     lambda t: t.replace("list: int8", "list: int16"),  # other features
-    lambda t: t.replace("configs:\n", "configs:\n- config_name: extra\n  data_files:\n  - split: test\n    path: '*/*'\n"),
+    lambda t: t.replace("configs:\n",
+                        "configs:\n- config_name: extra\n  data_files:\n  - split: test\n    path: '*/*'\n"),
     lambda t: t.replace("  default: true\n", ""),
 ])
 def test_any_other_change_to_what_load_dataset_reads_is_caught(release, edit):
@@ -172,13 +175,15 @@ def test_manifest_paths_outside_the_folder_are_refused_before_anything_is_read(r
     m = json.loads((release / "manifest.json").read_text())
     m["files"][path] = {"sha256": "0" * 64}
     (release / "manifest.json").write_text(json.dumps(m))
-    assert verify(release, progress=False).problems == [f"manifest: {path!r} is not a plain path inside the release folder"]
+    assert verify(release,
+                  progress=False).problems == [f"manifest: {path!r} is not a plain path inside the release folder"]
 
 
 def test_links_and_stray_files_are_named(release):
     (release / "notes.txt").write_text("hi")
     (release / ".hidden-lock").write_text("ignored")
-    assert verify(release, progress=False).problems == ["notes.txt: not in the manifest (an extra file in the release folder)"]
+    assert verify(release,
+                  progress=False).problems == ["notes.txt: not in the manifest (an extra file in the release folder)"]
     (release / "notes.txt").unlink()
     target = release / SHARD
     moved = release.parent / "elsewhere.parquet"
@@ -203,7 +208,8 @@ def test_a_malformed_manifest_is_one_line(release, change):
 
 def test_a_yaml_bomb_in_the_readme_is_refused_without_expanding_it(release):
     bomb = "---\na: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
-        f"{chr(98 + k)}: &{chr(98 + k)} [*{chr(97 + k)}, *{chr(97 + k)}, *{chr(97 + k)}, *{chr(97 + k)}]\n" for k in range(20)
+        f"{chr(98 + k)}: &{chr(98 + k)} [*{chr(97 + k)}, *{chr(97 + k)}, *{chr(97 + k)}, *{chr(97 + k)}]\n"
+        for k in range(20)
     ) + "configs: *u\n---\n"
     (release / "README.md").write_text(bomb)
     _rehash(release, "README.md")

@@ -69,7 +69,8 @@ def test_the_summary_line_counts_what_was_regenerated_and_what_only_hashed(small
                                   "regenerated from their seeds and matched byte for byte, the other 480 checked by "
                                   "their files' hashes only")
     full = g2m("verify", str(small_release), "--quiet")
-    assert full.stdout.strip() == (f"OK: {files} files hashed against the manifest; all 490 rows regenerated from their "
+    assert full.stdout.strip() == (f"OK: {files} files hashed against the manifest; all 490 rows regenerated from "
+                                   f"their "
                                    "seeds and matched byte for byte")
 
 
@@ -121,4 +122,5 @@ def test_changed_bytes_in_a_shard_outside_the_sample_are_caught_by_the_hash(rele
     path.write_bytes(bytes(data))
     res = g2m("verify", str(release), "--quiet", "--sample", "5")
     assert res.returncode == 1
-    assert res.stderr.strip() == f"FAIL: {outside[0]}: sha256 differs from the manifest (the file was changed after the build)"
+    assert res.stderr.strip() == (f"FAIL: {outside[0]}: sha256 differs from the manifest (the file was changed after "
+                                  f"the build)")

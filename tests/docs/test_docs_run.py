@@ -122,7 +122,8 @@ def test_marks_are_known_and_outputs_follow_a_run(block):
     if block.kind == "output":
         page = [b for b in ALL if b.page == block.page]
         before = page[page.index(block) - 1]
-        assert before.kind == "run" and before.lang in SHELL_LANGS, f"{block.where}: an output block follows a run block"
+        assert before.kind == "run" and before.lang in SHELL_LANGS, (f"{block.where}: an output block follows a run "
+                                                                     f"block")
     if "dry-run" in block.flags:
         assert any(DRY_RUNNABLE.search(c) for c in logical_lines(block.text)), f"{block.where}: nothing to dry-run"
 

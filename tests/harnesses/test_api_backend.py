@@ -63,7 +63,8 @@ def server():
 
 def test_chat_completions_send_lossless_png_and_score(server, small_release, tmp_path):
     url, payloads = server
-    res = run_eval(EvalSpec(model="local-chat-completions", model_args=f"model=fake-vlm,base_url={url},num_concurrent=2",
+    res = run_eval(EvalSpec(model="local-chat-completions",
+                            model_args=f"model=fake-vlm,base_url={url},num_concurrent=2",
                             tasks=("g2m_n16_c10", "g2m_n05_c3"), data=str(small_release), output=str(tmp_path)))
     for task in ("g2m_n16_c10", "g2m_n05_c3"):
         assert res["results"][task]["exact_match,none"] == 1.0

@@ -31,9 +31,11 @@ def test_vllm_gets_greedy_decoding_the_budget_and_no_stop_strings(task_configs, 
 @pytest.mark.parametrize(
     ("model", "args", "tasks", "expected"),
     [
-        ("vllm-vlm", "pretrained=Qwen/Qwen3-VL-8B-Instruct", ("g2m",), "pretrained=Qwen/Qwen3-VL-8B-Instruct,max_model_len=18432,max_images=1"),
+        ("vllm-vlm", "pretrained=Qwen/Qwen3-VL-8B-Instruct", ("g2m",),
+         "pretrained=Qwen/Qwen3-VL-8B-Instruct,max_model_len=18432,max_images=1"),
         ("vllm-vlm", "pretrained=x", ("g2m_lite",), "pretrained=x,max_model_len=4096,max_images=1"),
-        ("vllm-vlm", "pretrained=x,max_model_len=32768,max_images=2", ("g2m",), "pretrained=x,max_model_len=32768,max_images=2"),
+        ("vllm-vlm", "pretrained=x,max_model_len=32768,max_images=2", ("g2m",),
+         "pretrained=x,max_model_len=32768,max_images=2"),
         ("vllm-vlm", "pretrained=x,max_length=9000", ("g2m_n64_c3",), "pretrained=x,max_length=9000,max_images=1"),
         ("hf-multimodal", "pretrained=x", ("g2m",), "pretrained=x"),
         ("vllm-vlm", "pretrained=x", ("g2m_paper",), "pretrained=x,max_model_len=5120,max_images=1"),

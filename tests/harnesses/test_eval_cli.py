@@ -33,7 +33,8 @@ def test_the_dry_run_counts_limits_tags_and_a_reasoning_budget():
     out = res.stdout
     assert res.returncode == 0, res.stderr
     assert re.search(r"tasks\s+28\b", out) and re.search(r"requests\s+196\b", out)  # 27 paper tasks + 1, 7 rows each
-    assert re.search(r"context length needed\s+5,120\b", out)  # 1,000 + the paper's 12x12 budget (866) + image and prompt (2,560)
+    assert re.search(r"context length needed\s+5,120\b", out)  # 1,000 + the paper's 12x12 budget (866) + image and
+                                                               # prompt (2,560)
 
 
 @pytest.mark.parametrize(("args", "message"), [

@@ -44,7 +44,8 @@ def test_the_oracle_scores_100_percent_on_every_task(oracle_run):
 def test_results_pin_data_task_version_and_package_versions(oracle_run, small_release):
     g2m = oracle_run["g2m"]
     assert g2m["data"]["source"] == str(Path(small_release).resolve()) and g2m["data"]["manifest_sha256"]
-    assert g2m["task_version"] == TASK_VERSION and g2m["versions"]["grid2matrix"] and g2m["versions"]["lm_eval"] == "0.4.13"
+    assert (g2m["task_version"] == TASK_VERSION and g2m["versions"]["grid2matrix"]
+            and g2m["versions"]["lm_eval"] == "0.4.13")
     assert oracle_run["versions"]["g2m_n09_c3"] == TASK_VERSION
     # a prompt change shows in the results: in G2M's block and in each task's metadata that lm-eval records
     assert g2m["prompt_version"] == PROMPT_VERSION
@@ -60,7 +61,8 @@ def test_samples_are_logged_with_masks_and_strategies(oracle_run):
     assert len(rows) == 2
     for row in rows:
         assert row["doc"]["g2m"]["cell_mask"] == [[1] * 5] * 5 and row["doc"]["g2m"]["parse_strategy"] == "list_literal"
-        assert row["doc"]["id"].startswith("zs-n05-c10-") and len(row["doc"]["image"]["bytes"]) == 64  # PNG bytes, hashed
+        # PNG bytes, hashed
+        assert row["doc"]["id"].startswith("zs-n05-c10-") and len(row["doc"]["image"]["bytes"]) == 64
         assert row["arguments"]["gen_args_0"]["arg_1"]["max_gen_toks"] == 256
 
 
@@ -115,9 +117,11 @@ def test_plain_lm_eval_reads_a_local_build_and_any_combination_of_tags(small_rel
     ``g2m tasks-dir --data`` writes for a local build: overlapping tags run together, and the results name the data."""
     exe = str(Path(sys.executable).parent / "g2m-lm-eval")
     task_dir = subprocess.run([str(Path(sys.executable).parent / "g2m"), "tasks-dir", "--data", str(small_release),
-                               "--out", str(tmp_path / "tasks")], capture_output=True, text=True, check=True).stdout.strip()
+                               "--out", str(tmp_path / "tasks")], capture_output=True, text=True,
+                               check=True).stdout.strip()
     res = subprocess.run([exe, "--model", "g2m-oracle", "--include_path", task_dir, "--tasks", "g2m_c5,g2m_lite,g2m",
-                          "--apply_chat_template", "--log_samples", "--output_path", str(tmp_path / "out"), "--limit", "1"],
+                          "--apply_chat_template", "--log_samples", "--output_path", str(tmp_path / "out"), "--limit",
+                          "1"],
                          capture_output=True, text=True, timeout=600, env=_env(), cwd=tmp_path)
     assert res.returncode == 0, res.stderr[-3000:]
     assert "g2m_n64_c5" in res.stdout and "exact_match" in res.stdout and "Custom kwargs" not in res.stderr
@@ -125,10 +129,12 @@ def test_plain_lm_eval_reads_a_local_build_and_any_combination_of_tags(small_rel
     assert len(results["results"]) == 45 and all(r["exact_match,none"] == 1.0 for r in results["results"].values())
     cfg = results["configs"]["g2m_n09_c3"]
     assert cfg["dataset_path"] == str(small_release.resolve()) and cfg["dataset_name"] == "zero_shot"
-    assert cfg["metadata"]["manifest_sha256"] == hashlib.sha256((small_release / "manifest.json").read_bytes()).hexdigest()
+    assert (cfg["metadata"]["manifest_sha256"]
+            == hashlib.sha256((small_release / "manifest.json").read_bytes()).hexdigest())
     assert len(list((tmp_path / "out").rglob("samples_g2m_n*_c5_*.jsonl"))) == 15
     row = json.loads(next((tmp_path / "out").rglob("samples_g2m_n07_c3_*.jsonl")).read_text().splitlines()[0])
-    assert row["doc"]["g2m"]["parse_strategy"] == "list_literal" and "parse_strategy" not in results["results"]["g2m_n07_c3"]
+    assert (row["doc"]["g2m"]["parse_strategy"] == "list_literal"
+            and "parse_strategy" not in results["results"]["g2m_n07_c3"])
 
 
 def test_the_installed_folder_names_the_pinned_release():
@@ -171,7 +177,8 @@ def test_a_backend_without_its_dependencies_names_the_extra(small_release, tmp_p
     except ImportError:
         pass
     res = subprocess.run([str(Path(sys.executable).parent / "g2m"), "eval", "--model", "vllm-vlm", "--model-args",
-                          "pretrained=x", "--data", str(small_release), "--tasks", "g2m_n03_c3", "--output", str(tmp_path)],
+                          "pretrained=x", "--data", str(small_release), "--tasks", "g2m_n03_c3", "--output",
+                          str(tmp_path)],
                          capture_output=True, text=True, timeout=300, env=_env())
     assert res.returncode == 2 and "the vllm-vlm backend needs" in res.stderr
     assert "pip install 'grid2matrix[vllm]'" in res.stderr
@@ -182,7 +189,8 @@ def test_both_protocols_end_to_end_the_oracle_and_a_truncating_model(small_relea
     paper = res["g2m"]["tags"]["g2m_paper"]
     assert paper["exact_match"] == 1.0 and paper["cell_accuracy"] == 1.0 and paper["parse_failed"] == 0.0
     assert res["configs"]["g2m_paper_n64_c3"]["generation_kwargs"]["max_gen_toks"] == 2048
-    cut = run_eval(EvalSpec(model="g2m-oracle", model_args="budget=chars", data=str(small_release), output=str(tmp_path),
+    cut = run_eval(EvalSpec(model="g2m-oracle", model_args="budget=chars", data=str(small_release),
+                            output=str(tmp_path),
                             tasks=("g2m_paper_n24_c3", "g2m_paper_n32_c3", "g2m_n32_c3")))
     # the authors' 2,048 tokens hold a 24x24 list answer (1,776 characters) but not a 32x32 one (3,200): their parser
     # then finds no list of lists and 3 x 32 x 21 digit runs instead of 1,024, a parse error; G2M's budget holds it

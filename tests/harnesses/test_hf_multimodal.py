@@ -26,7 +26,8 @@ def test_hf_multimodal_runs_logs_samples_and_scores_them_as_score_answer_does(ti
                             tasks=("g2m_n03_c3", "g2m_n04_c5"), data=str(small_release), output=str(tmp_path),
                             device="cpu", gen_kwargs="max_gen_toks=24"))
     for task in ("g2m_n03_c3", "g2m_n04_c5"):
-        rows = [json.loads(x) for x in next(Path(res["output_dir"]).glob(f"samples_{task}_*.jsonl")).read_text().splitlines()]
+        rows = [json.loads(x)
+                for x in next(Path(res["output_dir"]).glob(f"samples_{task}_*.jsonl")).read_text().splitlines()]
         assert len(rows) == 2
         for row in rows:
             text = row["filtered_resps"][0]

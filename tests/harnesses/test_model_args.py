@@ -29,7 +29,8 @@ def test_a_run_is_named_after_its_checkpoint(args, backend, name):
 
 def test_defaults_fill_only_what_the_user_left_out_and_keep_the_order():
     args = ModelArgs.parse("model=mine,num_concurrent=4")
-    filled = args.with_defaults(base_url="http://h/v1/chat/completions", model="served", num_concurrent=32, timeout=None)
+    filled = args.with_defaults(base_url="http://h/v1/chat/completions", model="served", num_concurrent=32,
+                                timeout=None)
     assert str(filled) == "model=mine,num_concurrent=4,base_url=http://h/v1/chat/completions"
     assert filled.get("model") == "mine" and filled.without("model", "base_url").as_dict() == {"num_concurrent": "4"}
 

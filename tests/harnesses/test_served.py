@@ -212,7 +212,8 @@ def _alive(pid: int) -> bool:
 
 def test_serve_starts_vllm_waits_for_health_evaluates_and_stops_it(stand_in_vllm, small_release, tmp_path):
     res = run_eval(EvalSpec(serve="org/tiny-vlm", serve_args="--tensor-parallel-size 8 --data-parallel-size 2",
-                            tasks=("g2m_lite",), data=str(small_release), output=str(tmp_path / "runs"), progress=False))
+                            tasks=("g2m_lite",), data=str(small_release), output=str(tmp_path / "runs"),
+                            progress=False))
     assert res["g2m"]["tags"]["g2m_lite"]["exact_match"] == 1.0
     call = json.loads(stand_in_vllm.read_text())
     argv = call["argv"]

@@ -157,7 +157,8 @@ def test_report_and_submit_on_a_cut_xlsx(tmp_path):
     _xlsx(xlsx, "openpyxl")
     res = g2m("report", str(xlsx), "--out", str(tmp_path / "report"))
     assert res.returncode == 0, res.stderr
-    assert "parse failed 0.000" in res.stdout and "request failed 0.000 (0 without an answer) over 4 samples" in res.stdout
+    assert ("parse failed 0.000" in res.stdout
+            and "request failed 0.000 (0 without an answer) over 4 samples" in res.stdout)
     assert "1 predictions cut by the .xlsx format at 32,767 characters, not scored: zs-n64-c10-0000" in res.stderr
     report = json.loads((tmp_path / "report" / "report.json").read_text())
     assert report["cut_by_spreadsheet"] == [{"id": "zs-n64-c10-0000", "chars": EXCEL_CELL_LIMIT}]

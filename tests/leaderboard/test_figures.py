@@ -71,7 +71,8 @@ def test_every_figure_is_png_and_svg(tmp_path):
     conf = confusion_by_palette(rows)
     names = [figures.heatmap_grid(hms, counts, tmp_path / "h.png", "title", 16),
              figures.confusion(conf, {c: color_bias(m) for c, m in conf.items()}, tmp_path / "c.png", "title"),
-             figures.alignment([patch_crossing.alignment(hms, counts, p) for p in (14, 16)], tmp_path / "a.png", "title")]
+             figures.alignment([patch_crossing.alignment(hms, counts, p) for p in (14, 16)], tmp_path / "a.png",
+                               "title")]
     for name in names:
         png, svg = tmp_path / name, (tmp_path / name).with_suffix(".svg")
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and b"<svg" in svg.read_bytes()[:500]
@@ -106,7 +107,8 @@ def _visible_artists(ax) -> dict[str, object]:
 
 
 def _legend_texts(fig) -> list[str]:
-    return [t.get_text() for leg in [*fig.legends, *(ax.get_legend() for ax in fig.axes)] if leg for t in leg.get_texts()]
+    return [t.get_text() for leg in [*fig.legends, *(ax.get_legend() for ax in fig.axes)] if leg
+            for t in leg.get_texts()]
 
 
 @pytest.mark.slow  # draws and lays out a matplotlib figure (seconds on a busy machine)
@@ -223,7 +225,8 @@ def test_the_probe_curve_has_a_title_and_says_how_often_it_was_evaluated():
     fig = plots.draw_curve(history, 1 / 3, "enc vision cfg: probe training")
     try:
         ax = fig.axes[0]
-        assert ax.get_title().startswith("enc vision cfg: probe training") and "3 validation evaluations" in ax.get_title()
+        assert (ax.get_title().startswith("enc vision cfg: probe training")
+                and "3 validation evaluations" in ax.get_title())
         kept = [ln for ln in ax.lines if ln.get_label().startswith("kept")]
         assert kept and list(kept[0].get_xdata()) == [100]
         assert all(t in _visible_artists(ax) for t in _legend_texts(fig))

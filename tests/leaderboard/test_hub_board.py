@@ -77,8 +77,10 @@ def test_the_board_lists_the_hubs_leaderboard_apart_unranked_and_untrusted(tmp_p
         assert "org/Cheap-VLM" in (site / "leaderboard.md").read_text().split("Reported on the Hub")[1]
         hub.fail("leaderboard", "500")  # a failing Hub: a note, and the board all the same
         res = _build(subs, site, "--hub", HF_ENDPOINT=hub.url, HF_HUB_OFFLINE="0")
-        assert "the Hub's leaderboard: skipped: the Hub's leaderboard of grid2matrix/g2m could not be read" in res.stdout
-        assert "could not be read" in (site / "index.html").read_text() and "org/Cheap-VLM" in (site / "index.html").read_text()
+        assert ("the Hub's leaderboard: skipped: the Hub's leaderboard of grid2matrix/g2m could not be read"
+                in res.stdout)
+        assert ("could not be read" in (site / "index.html").read_text()
+                and "org/Cheap-VLM" in (site / "index.html").read_text())
     res = _build(subs, site, "--hub-endpoint", "http://127.0.0.1:9", HF_HUB_OFFLINE="1")
     assert "the Hub's leaderboard: skipped: offline (HF_HUB_OFFLINE is set)" in res.stdout
     assert "skipped: offline" in (site / "index.html").read_text()

@@ -1,8 +1,9 @@
 """Probe and sweep results in a submission, re-scored by ``validate`` from the seeds' truth.
 
-A real tiny Qwen3-VL (conftest's session fixtures, shared with the site's tests) answers the end-to-end tasks behind a real loopback server, the same model is swept with
-``g2m probe sweep``, and ``g2m submit RUN --probes DIR`` adds the sweep's predictions; ``validate`` re-scores them and
-ignores every number written in the file. Hostile probe sections are rejected in one line."""
+A real tiny Qwen3-VL (conftest's session fixtures, shared with the site's tests) answers the end-to-end tasks behind a
+real loopback server, the same model is swept with ``g2m probe sweep``, and ``g2m submit RUN --probes DIR`` adds the
+sweep's predictions; ``validate`` re-scores them and ignores every number written in the file. Hostile probe sections
+are rejected in one line."""
 
 from __future__ import annotations
 

@@ -29,7 +29,8 @@ def test_report_tables_agree_with_lm_eval_and_files_are_written(random_run, tmp_
     probes = tmp_path / "probes"
     _probe_result(probes, 20, 3, 0.99)
     _probe_result(probes, 32, 10, 0.97)
-    rep = build_report(random_run, tmp_path / "report", probes, ReportOptions(overlay_patch=16, compare_other_models=True))
+    rep = build_report(random_run, tmp_path / "report", probes,
+                       ReportOptions(overlay_patch=16, compare_other_models=True))
     lm_eval_results = json.loads(load_run(random_run).results_path.read_text())["results"]
     for task in rep["tasks"]:
         theirs = lm_eval_results[f"g2m_n{task['grid_size']:02d}_c{task['num_colors']}"]
@@ -51,7 +52,9 @@ def test_report_tables_agree_with_lm_eval_and_files_are_written(random_run, tmp_
     gap = {(g["grid_size"], g["num_colors"]): g for g in rep["digital_agnosia_gap"]}
     assert all(g["other_model"] and g["probe"] == "enc vision (probe of tiny/enc, answers of g2m-random)"
                for g in gap.values())  # another model, compared on request: every row names both
-    assert set(gap) == {(20, 3), (32, 10)} and gap[(20, 3)]["gap"] == pytest.approx(0.99 - gap[(20, 3)]["end_to_end_cell_accuracy"])
+    assert set(gap) == {(20, 3), (32, 10)} and gap[(20,
+                                                    3)]["gap"] == pytest.approx(0.99 - gap[(20,
+                                                                                            3)]["end_to_end_cell_accuracy"])
     html = (out / "index.html").read_text()
     assert "Digital Agnosia gap" in html and "<img src=\"heatmaps.png\"" in html
     assert html.count("<h2>Patch alignment</h2>") == 1
@@ -62,7 +65,8 @@ def test_report_tables_agree_with_lm_eval_and_files_are_written(random_run, tmp_
     assert total == sum(t["grid_size"] ** 2 * t["n"] for t in rep["tasks"])
     assert sorted(rep["confusion"]) == ["10", "3", "5"] and len(rep["confusion"]["3"]) == 3
     examples = rep["failed_examples"]["64"]
-    assert 1 <= len(examples) <= 3 and examples[0]["strategy"] == "list_literal" and examples[0]["text"].startswith("[[")
+    assert (1 <= len(examples) <= 3 and examples[0]["strategy"] == "list_literal"
+            and examples[0]["text"].startswith("[["))
     assert "Answers that were not exact" in html and "<pre>[[" in html
 
 

@@ -32,7 +32,8 @@ def test_report_and_submit_name_the_run_they_read_and_run_chooses_another(random
     runs = tmp_path / "runs"
     shutil.copytree(random_run.parent, runs)  # the model folder and its answer cache
     folder = runs / random_run.name
-    res = g2m("eval", "--model", "g2m-random", "--data", str(small_release), "--out", str(runs), "--tasks", "g2m_n03_c3")
+    res = g2m("eval", "--model", "g2m-random", "--data", str(small_release), "--out", str(runs), "--tasks",
+              "g2m_n03_c3")
     assert res.returncode == 0, res.stderr
     old, new = _dates(folder)  # a 2-sample run now sits beside the 90-sample one, in the same folder
     res = g2m("report", str(folder), "--out", str(tmp_path / "newest"))
@@ -100,7 +101,8 @@ def test_a_cut_last_line_is_named_whatever_the_results_file_lists(random_run, tm
     res = g2m("report", str(run), "--out", str(tmp_path / "r"))
     assert res.returncode != 0 and "g2m_n05_c5: the last line of its samples file is cut short" in res.stderr
     assert "exact match" not in res.stdout
-    assert load_run(run, allow_partial=True).incomplete == ("g2m_n05_c5: the last line of its samples file is cut short",)
+    assert load_run(run,
+                    allow_partial=True).incomplete == ("g2m_n05_c5: the last line of its samples file is cut short",)
 
 
 @pytest.mark.parametrize(("config", "server_version"), [({"version": "0.32.0", "root": "/models/fake"}, "0.32.0"),
@@ -116,7 +118,8 @@ def test_a_served_submission_records_the_servers_facts_as_the_servers(small_rele
                                                        allow_partial=True).read_bytes()))["metadata"]
     server = meta["server"]
     assert server["reported"] is True and server["version"] == server_version and server["id"] == "fake-vlm"
-    assert server["root"] == config.get("root", "fake-vlm") and server["max_model_len"] == 32768 and server["reported_at"]
+    assert server["root"] == config.get("root",
+                                        "fake-vlm") and server["max_model_len"] == 32768 and server["reported_at"]
     versions = meta["versions"]  # g2m's own libraries did not answer: never the engine's, kept as the client's
     assert versions["transformers"] is None and versions["vllm"] is None and versions["torch"] is None
     assert versions["client"]["transformers"] == version("transformers")

@@ -44,7 +44,8 @@ def site(tmp_path_factory, probed_doc):
     oracle = submission_doc()  # a baseline sent in again, under a spelling of its name: the baseline stays ours
     oracle["metadata"]["model"]["id"] = " G2M-Oracle "
     write_file(subs, oracle, "oracle-again.json")
-    shutil.copyfile(subs / "perfect.json.gz", subs / "~perfect-again.json.gz")  # the same file twice: ranked once, first by name
+    shutil.copyfile(subs / "perfect.json.gz", subs / "~perfect-again.json.gz")  # the same file twice: ranked once,
+                                                                                # first by name
     junk = submission_doc(output=lambda t: "[[0]]", scores={"exact_match": 1.0})
     junk["metadata"]["model"]["id"] = HOSTILE_NAME
     write_file(subs, junk, "junk.json")
@@ -86,15 +87,16 @@ def _open(browser, url):
 
 
 def _column(page, index):
-    return page.eval_on_selector_all("#board tbody tr", f"rows => rows.map(r => r.cells[{index}].getAttribute('data-v'))")
+    return page.eval_on_selector_all("#board tbody tr",
+                                     f"rows => rows.map(r => r.cells[{index}].getAttribute('data-v'))")
 
 
 def test_rows_sorting_and_no_console_errors(site, browser):
     page, problems = _open(browser, site["url"] + "index.html")
     assert page.title() == "Grid2Matrix leaderboard"
     names = page.eval_on_selector_all("#board tbody tr", "rows => rows.map(r => r.getAttribute('data-name'))")
-    # two accepted submissions on the release and the tiny VLM's two (answers and probes), the oracle sent in again (shown once),
-    # and the random baseline
+    # two accepted submissions on the release and the tiny VLM's two (answers and probes), the oracle sent in again
+    # (shown once), and the random baseline
     assert len(names) == 6 and names.count("g2m-oracle") == 1 and "g2m-random" in names
     reported = page.eval_on_selector_all("#reported tbody tr", "rows => rows.map(r => r.cells[4].textContent)")
     assert len(reported) == 18 and set(reported) == {"not stated"}  # the paper's numbers, in their own table
@@ -126,7 +128,8 @@ def test_rows_sorting_and_no_console_errors(site, browser):
 def test_the_model_column_stays_visible_when_scrolled_right(site, browser):
     page, _ = _open(browser, site["url"] + "index.html")
     page.set_viewport_size({"width": 900, "height": 800})
-    box = page.eval_on_selector("#view-all .scroll", "s => { s.scrollLeft = 100000; return s.getBoundingClientRect().left; }")
+    box = page.eval_on_selector("#view-all .scroll",
+                                "s => { s.scrollLeft = 100000; return s.getBoundingClientRect().left; }")
     assert page.eval_on_selector("#view-all .scroll", "s => s.scrollLeft") > 300  # it really scrolled
     first = page.eval_on_selector("#board tbody tr td:first-child", "c => c.getBoundingClientRect().left")
     assert abs(first - box) < 3
@@ -139,7 +142,8 @@ def test_the_palette_tabs_and_search_change_what_is_shown(site, browser):
     col = page.eval_on_selector_all("#board th", "ths => ths.map(t => t.textContent)").index("cell accuracy")
 
     def random_row(table: str) -> float:
-        return float(page.eval_on_selector(f"{table} tr[data-name='g2m-random']", f"r => r.cells[{col}].getAttribute('data-v')"))
+        return float(page.eval_on_selector(f"{table} tr[data-name='g2m-random']",
+                                           f"r => r.cells[{col}].getAttribute('data-v')"))
 
     assert random_row("#board") == pytest.approx(0.21, abs=0.02)  # 1/3, 1/5, 1/10 averaged over all palettes
     assert page.is_hidden("#board-c3")
@@ -150,7 +154,8 @@ def test_the_palette_tabs_and_search_change_what_is_shown(site, browser):
     assert random_row("#board-c10") == pytest.approx(0.1, abs=0.02)
     page.click("button[data-view=all]")
     page.fill("#search", "RANDOM")
-    visible = page.eval_on_selector_all("#board tbody tr", "rows => rows.filter(r => !r.hidden).map(r => r.getAttribute('data-name'))")
+    visible = page.eval_on_selector_all("#board tbody tr",
+                                        "rows => rows.filter(r => !r.hidden).map(r => r.getAttribute('data-name'))")
     assert visible == ["g2m-random"]
 
 
@@ -170,19 +175,23 @@ def test_every_submission_links_raw_outputs_that_download(site, browser):
             raw = resp.read()
         doc = json.loads(gzip.decompress(raw) if href.endswith(".gz") else raw)
         assert doc["metadata"]["model"]["id"] == name and len(doc["records"]) == 4500
-    info = page.eval_on_selector("#board tr[data-name='Test-VLM']", "r => Array.from(r.cells).slice(1, 4).map(c => c.textContent)")
+    info = page.eval_on_selector("#board tr[data-name='Test-VLM']",
+                                 "r => Array.from(r.cells).slice(1, 4).map(c => c.textContent)")
     assert info == ["8B", "open", "2025-10-01"]
-    assert page.eval_on_selector("#board tr[data-name='Test-VLM'] a.ext", "a => a.href") == "https://huggingface.co/org/test-vlm"
+    assert page.eval_on_selector("#board tr[data-name='Test-VLM'] a.ext",
+                                 "a => a.href") == "https://huggingface.co/org/test-vlm"
 
 
 def test_model_pages_load_their_figures(site, browser):
     page, problems = _open(browser, site["url"] + "index.html")
-    links = page.eval_on_selector_all("#board tbody tr td:first-child a:first-child", "as => as.map(a => a.getAttribute('href'))")
+    links = page.eval_on_selector_all("#board tbody tr td:first-child a:first-child",
+                                      "as => as.map(a => a.getAttribute('href'))")
     assert len(links) == 6
     for link in links:
         page, problems = _open(browser, site["url"] + link)
         images = page.eval_on_selector_all("img", "ims => ims.map(i => [i.complete, i.naturalWidth])")
-        assert len(images) == (5 if "tiny-vlm" in link else 4) and all(done and width > 0 for done, width in images), link
+        assert len(images) == (5 if "tiny-vlm" in link else 4) and all(done and width > 0 for done,
+                                                                       width in images), link
         assert problems == []
 
 
@@ -207,7 +216,8 @@ def _lines(page, view: str) -> list[tuple[str, bool]]:
     """(model, drawn) for every line of a tab's figure, best first."""
     return page.eval_on_selector_all(
         f"#figure-{view} g.line", "gs => gs.sort((a, b) => a.dataset.rank - b.dataset.rank).map(g => "
-        "[g.getAttribute('data-model'), getComputedStyle(g).display !== 'none' && g.querySelectorAll('circle, polygon').length > 0])")
+        "[g.getAttribute('data-model'), getComputedStyle(g).display !== 'none' && g.querySelectorAll('circle, "
+        "polygon').length > 0])")
 
 
 def _board_names(page, table: str) -> list[str]:
@@ -221,13 +231,15 @@ def test_the_front_figure_draws_every_ranked_model_above_how_to_submit(site, bro
     assert all(drawn for _, drawn in lines) and len(lines) == 6
     caption = page.inner_text("#figure-all figcaption")  # Test-VLM and g2m-oracle draw one line: said, not hidden
     assert "Drawn on one another (the same cell accuracy at every N): " in caption and "g2m-oracle" in caption
-    assert "is near 0 for every" not in page.inner_text("body") and "exact match beside it (past N = 8" in page.inner_text("body")
+    assert ("is near 0 for every" not in page.inner_text("body")
+            and "exact match beside it (past N = 8" in page.inner_text("body"))
     assert HOSTILE_NAME in [name for name, _ in lines]  # a name is text in the SVG too
     chance = page.eval_on_selector_all("#figure-all line.chance", "ls => ls.map(l => +l.dataset.chance)")
     assert chance == [3, 5, 10]
     assert page.eval_on_selector("#figure-all", "f => !!(f.compareDocumentPosition(document.querySelector('.howto')) "
                                                 "& Node.DOCUMENT_POSITION_FOLLOWING)")  # above "How to submit"
-    oracle = page.eval_on_selector("#figure-all g.line[data-model='g2m-oracle'] polyline", "p => p.getAttribute('points')")
+    oracle = page.eval_on_selector("#figure-all g.line[data-model='g2m-oracle'] polyline",
+                                   "p => p.getAttribute('points')")
     assert len(oracle.split()) == 15  # one point per grid size
     page.click("button[data-view=c10]")
     assert page.is_visible("#figure-c10 svg") and page.is_hidden("#figure-all svg")
@@ -336,7 +348,8 @@ def test_the_gap_tab_ranks_by_gap_says_how_to_add_probes_and_links_the_sweep_map
     page.click("#board-gap tbody tr:first-child a.sweep-map")
     page.wait_for_load_state("networkidle")
     assert page.url.endswith("#sweep-0") and "/models/" in page.url
-    done, width, src = page.eval_on_selector("#sweep-0 + img", "i => [i.complete, i.naturalWidth, i.getAttribute('src')]")
+    done, width, src = page.eval_on_selector("#sweep-0 + img",
+                                             "i => [i.complete, i.naturalWidth, i.getAttribute('src')]")
     assert done and width > 0 and src.endswith("/sweep_0.png")
     text = page.inner_text("body")
     assert "the per-point numbers written in the submission are not shown" in text

@@ -57,7 +57,7 @@ def _open(browser, url, javascript=True):
 def _rows(page, table="#board"):
     return page.eval_on_selector_all(f"{table} tbody tr", """rows => rows.map(r => [r.getAttribute('data-name'),
         r.className, Array.from(r.cells).map(c => [c.getAttribute('data-v'), c.textContent, c.className,
-        Array.from(c.querySelectorAll('a')).map(a => [a.getAttribute('href'), a.className, a.hasAttribute('download')])])])""")
+        Array.from(c.querySelectorAll('a')).map(a => [a.getAttribute('href'), a.className, a.hasAttribute('download')])])])""")  # noqa: E501 (the script's text stays as it is)
 
 
 def test_the_script_draws_the_first_page_the_page_was_written_with(index, browser):

@@ -34,7 +34,8 @@ from tests.support.helpers import g2m, submission_doc, write_file
 def test_a_perfect_submission_is_accepted_and_re_scored(tmp_path):
     v = validate(write_file(tmp_path, submission_doc(), "perfect.json.gz"))
     assert v.ok and v.scores["overall"]["exact_match"] == 1.0 and v.scores["overall"]["n"] == 4500
-    assert set(v.scores["by_grid_size"]) == {"3", "4", "5", "6", "7", "8", "9", "10", "12", "16", "20", "24", "32", "48", "64"}
+    assert set(v.scores["by_grid_size"]) == {"3", "4", "5", "6", "7", "8", "9", "10", "12", "16", "20", "24", "32",
+                                             "48", "64"}
     assert v.data == RELEASE and v.warnings == []
 
 
@@ -52,7 +53,8 @@ def test_claimed_scores_are_ignored(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize(("change", "warning"), [
     # any local build is accepted and labelled as one, whatever revision it claims
-    (lambda d: d["metadata"]["dataset"].update(content_sha256="0" * 64, revision="v1.0.0"), "claims grid2matrix/g2m@v1.0.0"),
+    (lambda d: d["metadata"]["dataset"].update(content_sha256="0" * 64, revision="v1.0.0"),
+     "claims grid2matrix/g2m@v1.0.0"),
     (lambda d: d["metadata"]["dataset"].update(content_sha256="0" * 64, revision="v0.9"), "not the release"),
     (lambda d: d["metadata"]["dataset"].pop("content_sha256"), "did not record the content hash"),
 ])
@@ -88,7 +90,8 @@ HOSTILE = {
     "duplicate id": (_dup, "appears more than once"),
     "missing ids": (lambda d: {**d, "records": d["records"][:-10]}, "10 of 4,500 ids are missing"),
     "unknown id": (lambda d: {**d, "records": d["records"] + [{"id": "zs-n99-c3-0000", "output": ""}]}, "unknown id"),
-    "path-like id": (lambda d: {**d, "records": [{"id": "../../etc/passwd", "output": ""}] + d["records"]}, "unknown id"),
+    "path-like id": (lambda d: {**d, "records": [{"id": "../../etc/passwd", "output": ""}] + d["records"]},
+                     "unknown id"),
     "huge output": (lambda d: (d["records"][0].update(output="1 " * MAX_OUTPUT_CHARS), d)[1], "over 262,144"),
     "output not a string": (lambda d: (d["records"][0].update(output=None), d)[1], "a string output"),
     "no model id": (lambda d: (d["metadata"]["model"].pop("id"), d)[1], "metadata.model.id"),
@@ -101,7 +104,8 @@ HOSTILE = {
     "metadata nested 1,000 deep": (lambda d: (d["metadata"].update(extra=_deep(900)), d)[1], "nested more than"),
     "metadata nested 7 deep": (lambda d: (d["metadata"].update(extra=_deep(6)), d)[1], "nested more than 6 levels"),
     "an over-long metadata string": (_meta(backend="x" * 5000), "over 2,000"),
-    "too many metadata values": (lambda d: (d["metadata"].update(extra=list(range(3000))), d)[1], "more than 2,000 values"),
+    "too many metadata values": (lambda d: (d["metadata"].update(extra=list(range(3000))), d)[1],
+                                 "more than 2,000 values"),
 }
 
 
@@ -218,7 +222,8 @@ def test_submit_writes_the_run_and_its_metadata(random_run, tmp_path):
     v = validate(write_file(tmp_path, full))
     assert v.ok and v.data == LOCAL
     ran = [s for s in v.scored if s.id in have]
-    assert len(ran) == 90 and sum(s.score.exact_match for s in ran) == 0 and 0.1 < sum(s.score.cell_accuracy for s in ran) / 90 < 0.4
+    assert len(ran) == 90 and sum(s.score.exact_match
+                                  for s in ran) == 0 and 0.1 < sum(s.score.cell_accuracy for s in ran) / 90 < 0.4
 
 
 @pytest.mark.slow
@@ -283,7 +288,8 @@ def test_submit_asks_for_model_info_and_records_it(random_run, tmp_path):
     res = g2m("submit", str(random_run), "--out", str(out), "--allow-partial", "--params", "7B", "--api",
               "--release-date", "2025-01-31", "--model-url", "https://example.org/model")
     assert res.returncode == 0, res.stderr
-    assert res.stdout.startswith("PARTIAL submission") and "pull request" not in res.stdout  # 90 of 4,500 ids: not to send
+    # 90 of 4,500 ids: not to send
+    assert res.stdout.startswith("PARTIAL submission") and "pull request" not in res.stdout
     model = json.loads(out.read_text())["metadata"]["model"]
     assert (model["params"], model["open_weights"], model["release_date"], model["url"]) == (
         "7B", False, "2025-01-31", "https://example.org/model")

@@ -75,7 +75,8 @@ def test_the_probe_learns_and_writes_its_results(pixel_encoder, small_release, t
     out = Path(res["output_dir"])
     saved = json.loads((out / "result.json").read_text())
     assert saved["format"] == PROBE_RESULT_FORMAT and saved["grid_size"] == 20 and saved["num_colors"] == 3
-    assert saved["encoder"]["feature_grid"] == [20, 20] and saved["encoder"]["image_processor"]["input"]["pixel_size"] == [160, 160]
+    assert (saved["encoder"]["feature_grid"] == [20, 20]
+            and saved["encoder"]["image_processor"]["input"]["pixel_size"] == [160, 160])
     assert np.array(saved["test"]["heatmap"]).shape == (20, 20) and len(saved["test"]["per_colour_accuracy"]) == 3
     assert np.asarray(saved["test"]["confusion"]).sum() == 200 * 400
     assert saved["train"]["lr"] == 5e-4 and saved["best"]["step"] >= 20 and saved["data"]["manifest_sha256"]
@@ -98,7 +99,8 @@ def test_a_rerun_reads_the_cache_and_never_calls_the_encoder(pixel_encoder, smal
 
 
 def test_a_cache_built_with_other_settings_is_an_error_not_reused(pixel_encoder, small_release, tmp_path, capsys):
-    res = run_probe(_spec(pixel_encoder, small_release, tmp_path, train=TrainConfig(steps=2, eval_every=1)), progress=False)
+    res = run_probe(_spec(pixel_encoder, small_release, tmp_path, train=TrainConfig(steps=2, eval_every=1)),
+                    progress=False)
     key_file = Path(res["cache"]) / "key.json"
     key = json.loads(key_file.read_text())
     key["cache_dtype"] = "float32"
@@ -110,7 +112,8 @@ def test_a_cache_built_with_other_settings_is_an_error_not_reused(pixel_encoder,
 
 
 def test_linear_probe_variant(pixel_encoder, small_release, tmp_path):
-    res = run_probe(_spec(pixel_encoder, small_release, tmp_path, train=TrainConfig(probe="linear", steps=40, eval_every=20)),
+    res = run_probe(_spec(pixel_encoder, small_release, tmp_path,
+                          train=TrainConfig(probe="linear", steps=40, eval_every=20)),
                     progress=False)
     assert res["train"]["probe"] == "linear" and 0 <= res["test"]["cell_accuracy"] <= 1
 
@@ -160,7 +163,8 @@ def test_real_towers_put_tokens_where_the_pixels_are(builder, readout, tmp_path)
     for vertical in (True, False):
         grid = enc.grids([_halves(512, vertical)])[0]
         h = grid.shape[0]
-        first, second = (grid[:, : h // 2 - 1], grid[:, h // 2 + 1 :]) if vertical else (grid[: h // 2 - 1], grid[h // 2 + 1 :])
+        first, second = (grid[:, : h // 2 - 1],
+                         grid[:, h // 2 + 1 :]) if vertical else (grid[: h // 2 - 1], grid[h // 2 + 1 :])
         flat1, flat2 = first.reshape(-1, grid.shape[-1]), second.reshape(-1, grid.shape[-1])
         assert torch.allclose(flat1, flat1[0].expand_as(flat1), atol=1e-4), "the red half is not one block"
         assert torch.allclose(flat2, flat2[0].expand_as(flat2), atol=1e-4), "the blue half is not one block"
@@ -190,7 +194,8 @@ def test_bad_inputs_are_clear_errors(pixel_encoder, small_release, tmp_path):
     with pytest.raises(ValueError, match="unknown probing config"):
         ProbeSpec(encoder="x", config="zero_shot")
     with pytest.raises(FileNotFoundError, match="does not exist"):
-        run_probe(ProbeSpec(encoder=str(pixel_encoder), config="probe_n24_c3", data=str(tmp_path / "nope")), progress=False)
+        run_probe(ProbeSpec(encoder=str(pixel_encoder), config="probe_n24_c3", data=str(tmp_path / "nope")),
+                  progress=False)
 
 
 @pytest.mark.parametrize("kind", ["conv", "linear"])
@@ -202,7 +207,8 @@ def test_resizing_and_the_first_convolution_commute(kind, patches):
     probe = SpatialProbe(16, 3, 20, kind, hidden=8).eval()
     x = torch.randn(2, patches, patches, 16)
     first = probe.head[0] if kind == "conv" else probe.head
-    resized = torch.nn.functional.interpolate(x.permute(0, 3, 1, 2), size=(20, 20), mode="bilinear", align_corners=False)
+    resized = torch.nn.functional.interpolate(x.permute(0, 3, 1, 2), size=(20, 20), mode="bilinear",
+                                              align_corners=False)
     reference = first(resized)
     if kind == "conv":
         reference = probe.head[1:](reference)
@@ -229,7 +235,8 @@ def test_vision_raw_is_only_for_qwen(pixel_encoder):
         load_encoder(str(pixel_encoder), "vision_raw")
 
 
-def test_features_that_overflow_the_cache_are_refused_and_never_cached(pixel_encoder, small_release, tmp_path, monkeypatch,
+def test_features_that_overflow_the_cache_are_refused_and_never_cached(pixel_encoder, small_release, tmp_path,
+                                                                       monkeypatch,
                                                                         capsys):
     from probing.core.features import NonFiniteFeatures
 

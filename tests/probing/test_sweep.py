@@ -75,7 +75,8 @@ def test_the_readme_sweep_writes_every_point_and_the_figure(tiny_release, tmp_pa
         ("tower", 1), ("tower", 2), ("tower", 3), ("projector", None), ("deepstack", 1), ("llm", 1), ("llm", 2),
         ("llm", 3)]
     for p in sweep["points"]:
-        assert 0 <= p["cell_accuracy"] <= 1 and p["cell_accuracy_ci"][0] <= p["cell_accuracy"] <= p["cell_accuracy_ci"][1]
+        assert (0 <= p["cell_accuracy"] <= 1
+                and p["cell_accuracy_ci"][0] <= p["cell_accuracy"] <= p["cell_accuracy_ci"][1])
         assert 0 <= p["exact_match"] <= 1 and len(p["exact_match_ci"]) == 2 and len(p["per_colour_accuracy"]) == 3
     assert sweep["points"][2]["readout"] == "vision" and sweep["points"][3]["readout"] == "projector"
     assert sweep["points"][0]["feature_grid"] == [16, 16] and sweep["points"][4]["feature_grid"] == [8, 8]
@@ -125,7 +126,8 @@ def test_an_interrupted_sweep_resumes_without_redoing_finished_work(tiny_vlm, ti
     with pytest.raises(KeyboardInterrupt):
         run_sweep(_spec(tiny_vlm, tiny_release, tmp_path), progress=False)
     shards = sorted(p.relative_to(tmp_path) for p in (tmp_path / "out" / "cache").rglob("*.npy"))
-    assert len(shards) == 2 * 8 and not list((tmp_path / "out" / "cache").rglob("*.partial"))  # 2 whole chunks of 8 points
+    # 2 whole chunks of 8 points
+    assert len(shards) == 2 * 8 and not list((tmp_path / "out" / "cache").rglob("*.partial"))
     monkeypatch.setattr(Taps, "run", real_run)
 
     def train_then_stop(point, *args):
@@ -188,7 +190,8 @@ def test_the_vision_and_projector_points_equal_g2m_probe_at_those_read_outs(buil
         point = by_readout[readout]
         for key in ("cell_accuracy", "cell_accuracy_ci", "exact_match", "exact_match_ci", "per_colour_accuracy"):
             assert point[key] == res["test"][key], (readout, key)
-        heat = json.loads((Path(sweep["output_dir"]) / "points" / point["point"] / "result.json").read_text())["heatmap"]
+        heat = json.loads((Path(sweep["output_dir"]) / "points" / point["point"]
+                           / "result.json").read_text())["heatmap"]
         assert heat == res["test"]["heatmap"]
         cached = np.load(Path(res["cache"]) / "test.features.npy")
         stored = np.concatenate([np.load(p) for p in sorted(Path(sweep["store"]).glob(f"{point['point']}/test/*.npy"))])
@@ -221,7 +224,8 @@ def test_run_draws_the_end_to_end_line_and_the_report_shows_the_sweep(tiny_vlm, 
     # the identity rule: g2m-random's answers are not the tiny VLM's, so its line is refused before anything loads
     refused = g2m(*args)
     assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
-    assert str(tiny_vlm) in refused.stderr and "g2m-random" in refused.stderr and "--compare-other-models" in refused.stderr
+    assert (str(tiny_vlm) in refused.stderr and "g2m-random" in refused.stderr
+            and "--compare-other-models" in refused.stderr)
     assert not (tmp_path / "probes").exists()
     res = g2m(*args, "--compare-other-models")
     assert res.returncode == 0, res.stderr
@@ -233,14 +237,16 @@ def test_run_draws_the_end_to_end_line_and_the_report_shows_the_sweep(tiny_vlm, 
     # the tiny VLM's sweep is not of g2m-random: refused in one line naming both, compared only when asked
     refused = g2m("report", str(random_run), "--probes", str(tmp_path / "probes"), "--out", str(tmp_path / "report"))
     assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
-    assert str(tiny_vlm) in refused.stderr and "g2m-random" in refused.stderr and "--compare-other-models" in refused.stderr
+    assert (str(tiny_vlm) in refused.stderr and "g2m-random" in refused.stderr
+            and "--compare-other-models" in refused.stderr)
     report = g2m("report", str(random_run), "--probes", str(tmp_path / "probes"), "--out", str(tmp_path / "report"),
                  "--compare-other-models")
     assert report.returncode == 0, report.stderr
     data = json.loads((tmp_path / "report" / "report.json").read_text())
     (row,) = data["sweeps"]
     assert row["other_model"] == f"probe of {tiny_vlm}, answers of g2m-random"
-    assert f"ANOTHER MODEL: probe of {tiny_vlm}, answers of g2m-random" in (tmp_path / "report" / "index.md").read_text()
+    assert (f"ANOTHER MODEL: probe of {tiny_vlm}, answers of g2m-random"
+            in (tmp_path / "report" / "index.md").read_text())
     assert row["end_to_end_cell_accuracy"] == pytest.approx(ref["cell_accuracy"])
     assert [p["point"] for p in row["points"]] == [p["point"] for p in sweep["points"]]
     assert all(p["gap"] == pytest.approx(p["cell_accuracy"] - ref["cell_accuracy"]) for p in row["points"])

@@ -69,7 +69,8 @@ HOSTILE = [
     *[(f"layers {v!r}", json.dumps(_spoil(BASE, "text_config.num_hidden_layers", v)), "text_config.num_hidden_layers")
       for v in ("2", 2.5, True, None, 0, -3, 10**12)],
     ("negative hidden size", json.dumps(_spoil(BASE, "vision_config.hidden_size", -5)), "vision_config.hidden_size"),
-    ("merge size 0", json.dumps(_spoil(BASE, "vision_config.spatial_merge_size", 0)), "vision_config.spatial_merge_size"),
+    ("merge size 0", json.dumps(_spoil(BASE, "vision_config.spatial_merge_size", 0)),
+     "vision_config.spatial_merge_size"),
     ("vision depth 0", json.dumps(_spoil(BASE, "vision_config.depth", 0)), "vision_config.depth"),
     ("vision depth 10^9", json.dumps(_spoil(BASE, "vision_config.depth", 10**9)), "vision_config.depth"),
     ("heads 0", json.dumps(_spoil(BASE, "vision_config.num_heads", 0)), "vision_config.num_heads"),

@@ -100,7 +100,8 @@ def test_the_points_are_laid_out_from_the_config(family, image_input, tower, mer
     assert (grid.tower_grid, grid.merged_grid, (grid.tower_dim, grid.text_dim), grid.image_tokens) == (
         tower, merged, dims, tokens)
     points = plan_points(grid, STAGES)
-    assert [p.stage for p in points] == (["tower"] * grid.tower_depth + ["projector"] + ["deepstack"] * len(grid.deepstack)
+    assert [p.stage
+            for p in points] == (["tower"] * grid.tower_depth + ["projector"] + ["deepstack"] * len(grid.deepstack)
                                          + ["llm"] * grid.llm_layers)
     assert (len(grid.deepstack) > 0) == (family == "qwen3_vl")  # Qwen3-VL's DeepStack streams are points of their own
     assert [p.layer for p in points if p.stage == "llm"] == list(range(1, grid.llm_layers + 1))
@@ -117,13 +118,15 @@ def test_default_inputs_follow_each_processor_rule_for_a_512_px_image():
     assert default_input(cfg["internvl"])["tiles"] == 1  # 448 px tiles: one tile, as InternVL3.5 does
 
 
-@pytest.mark.parametrize(("depth", "stride", "layers"), [(27, 1, list(range(1, 28))), (27, 4, [1, 4, 8, 12, 16, 20, 24, 27]),
+@pytest.mark.parametrize(("depth", "stride", "layers"),
+                         [(27, 1, list(range(1, 28))), (27, 4, [1, 4, 8, 12, 16, 20, 24, 27]),
                                                          (36, 12, [1, 12, 24, 36]), (2, 5, [1, 2])])
 def test_a_stride_keeps_the_first_and_the_last_layer(depth, stride, layers):
     assert pick_layers(depth, stride) == layers
 
 
-@pytest.mark.parametrize(("text", "error"), [("tower,llm", None), ("llm,tower", None), ("vision", "--points"), ("", "--points")])
+@pytest.mark.parametrize(("text", "error"),
+                         [("tower,llm", None), ("llm,tower", None), ("vision", "--points"), ("", "--points")])
 def test_stages_are_checked(text, error):
     if error:
         with pytest.raises(EncoderError, match=error):

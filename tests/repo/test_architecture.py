@@ -131,7 +131,8 @@ def test_the_leaderboard_uses_only_the_answer_core_and_the_public_api():
     for module in (m for m in MODULES if m.startswith("leaderboard")):
         for target in GRAPH[module]:
             if target.startswith("harness_tasks"):
-                assert target == "harness_tasks" or target.startswith(tuple(f"{p}." for p in LEADERBOARD_MAY_USE[1:])), (
+                assert target == "harness_tasks" or target.startswith(tuple(f"{p}."
+                                                                            for p in LEADERBOARD_MAY_USE[1:])), (
                     f"{module} imports {target}: the leaderboard may use only {', '.join(LEADERBOARD_MAY_USE)}")
 
 

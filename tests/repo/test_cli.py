@@ -20,7 +20,8 @@ pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probe
         (["build", "--out", "{tmp}/a", "--scale", "1.5"], "--scale must be in (0, 1]"),
         (["build", "--out", "{tmp}/a", "--scale", "abc"], "--scale must be a number"),
         (["build", "--out", "{tmp}/file/sub", "--scale", "0.01", "--configs", "zero_shot"], "cannot write to"),
-        (["build", "--out", "{tmp}/a", "--resolution", "32", "--configs", "zero_shot"], "a 48x48 grid does not fit in 32x32 pixels"),
+        (["build", "--out", "{tmp}/a", "--resolution", "32", "--configs", "zero_shot"],
+         "a 48x48 grid does not fit in 32x32 pixels"),
         (["build", "--out", "{tmp}/a", "--workers", "0"], "--workers must be an integer of at least 1, got 0"),
         (["verify", "{tmp}/nothing"], "manifest.json is missing"),
         (["verify", "{tmp}/file"], "manifest.json is missing"),
@@ -64,7 +65,8 @@ def test_help_lists_every_command_and_version_names_the_package():
     [
         (["probe", "--encoder", "{tmp}/none", "--config", "zero_shot"], "unknown probing config 'zero_shot'"),
         (["probe", "--encoder", "{tmp}/none", "--config", "probe_n32_c3", "--data", "{tmp}/missing"], "does not exist"),
-        (["probe", "--encoder", "{tmp}/none", "--config", "probe_n32_c3", "--steps", "0"], "--steps must be an integer from 1 to"),
+        (["probe", "--encoder", "{tmp}/none", "--config", "probe_n32_c3", "--steps", "0"],
+         "--steps must be an integer from 1 to"),
     ],
 )
 def test_bad_probe_arguments_give_one_line(tmp_path, args, message):

@@ -40,7 +40,8 @@ def brought_by(extra: str) -> set[str]:
     """The distributions ``pip install 'grid2matrix[extra]'`` brings: pyproject's lists (its own extras followed),
     and for a requirement with extras (``lm-eval[api]``) the requirements the installed package lists for them."""
     project = PYPROJECT["project"]
-    todo, seen, out = list(project["dependencies"]) + list(project["optional-dependencies"].get(extra, [])), set(), set()
+    todo, seen, out = list(project["dependencies"]) + list(project["optional-dependencies"].get(extra,
+                                                                                                [])), set(), set()
     while todo:
         name, extras = _name(todo.pop())
         if name == "grid2matrix":

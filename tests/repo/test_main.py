@@ -96,7 +96,8 @@ print(json.dumps(found))
 
 @pytest.mark.slow  # imports every module of every package (torch, lm-eval, inspect, ...), in a process of its own
 def test_every_exception_class_we_define_is_a_g2m_error_or_deliberately_internal():
-    res = subprocess.run([sys.executable, "-c", _WALK.replace("PACKAGES_HERE", repr(PACKAGES))], capture_output=True, text=True, timeout=300, cwd=REPO)
+    res = subprocess.run([sys.executable, "-c", _WALK.replace("PACKAGES_HERE", repr(PACKAGES))], capture_output=True,
+                         text=True, timeout=300, cwd=REPO)
     assert res.returncode == 0, res.stderr[-3000:]
     found = json.loads(res.stdout.splitlines()[-1])
     assert {"g2m_base.errors.UsageError", "harness_tasks.with_lm_eval.answer_cache.CacheError"} <= set(found)

@@ -1,10 +1,10 @@
 """The Python floor that pyproject.toml declares is one the code can run on.
 
 What the code needs is worked out from the code itself, not from a list kept by hand: every module is parsed with
-``ast.parse(feature_version=floor)`` (newer syntax is refused), every regular expression the packages hand to ``re`` (read
-statically) is parsed by ``re``'s own parser and searched for possessive quantifiers and atomic groups (3.11: the bounded parsers
-rely on them), and imports of standard-library names newer than the floor are looked for. A claim of 3.10 fails
-here, as it did in fact."""
+``ast.parse(feature_version=floor)`` (newer syntax is refused), every regular expression the packages hand to ``re``
+(read statically) is parsed by ``re``'s own parser and searched for possessive quantifiers and atomic groups (3.11: the
+bounded parsers rely on them), and imports of standard-library names newer than the floor are looked for. A claim of
+3.10 fails here, as it did in fact."""
 
 from __future__ import annotations
 

@@ -36,7 +36,8 @@ def test_metric_table(pred, em, ca):
 
 
 @settings(max_examples=examples(100), deadline=None)
-@given(st.integers(1, 16).flatmap(lambda n: st.lists(st.lists(st.integers(0, 9), min_size=n, max_size=n), min_size=n, max_size=n)))
+@given(st.integers(1, 16).flatmap(lambda n: st.lists(st.lists(st.integers(0, 9), min_size=n, max_size=n), min_size=n,
+                                                     max_size=n)))
 def test_scoring_the_formatted_ground_truth_gives_one(m):
     parsed = parse_matrix(format_answer(m), len(m)).matrix
     assert exact_match(parsed, m) == 1.0 and cell_accuracy(parsed, m) == 1.0

@@ -34,7 +34,8 @@ def test_golden_model_outputs(case):
     ("text", "n", "expected", "strategy"),
     [
         # an N x N literal beats a later literal of another shape, and the last N x N one wins
-        ("[[1, 1], [1, 1]] then [[0, 1, 2], [2, 0, 1], [1, 2, 0]] then [[5]]", 3, [[0, 1, 2], [2, 0, 1], [1, 2, 0]], "list_literal"),
+        ("[[1, 1], [1, 1]] then [[0, 1, 2], [2, 0, 1], [1, 2, 0]] then [[5]]", 3, [[0, 1, 2], [2, 0, 1], [1, 2, 0]],
+         "list_literal"),
         ("[[1, 2]] and later [[3, 4]]", 3, [[3, 4]], "list_literal"),
         # row labels are not cells
         ("Row 1: 1 1\nRow 2: 0 1", 2, [[1, 1], [0, 1]], "rows"),
@@ -69,7 +70,8 @@ def test_bad_grid_size_raises(n):
 
 
 @settings(max_examples=examples(150), deadline=None)
-@given(st.integers(1, 24).flatmap(lambda n: st.lists(st.lists(st.integers(0, 9), min_size=n, max_size=n), min_size=n, max_size=n)))
+@given(st.integers(1, 24).flatmap(lambda n: st.lists(st.lists(st.integers(0, 9), min_size=n, max_size=n), min_size=n,
+                                                     max_size=n)))
 def test_format_then_parse_round_trips(m):
     n = len(m)
     for text in (format_answer(m), str(np.array(m)), "\n".join(" ".join(map(str, r)) for r in m)):

@@ -109,7 +109,8 @@ def _read_literal_or_none(text: str) -> str | None:
 
 #: Tokens of a literal; string escapes as Python reads them: the one-character escapes, a lone
 #: ``\0``, and backslashes that are no escape (``\u`` and ``\N`` in bytes, everything in raw strings).
-LITERAL_PIECES = ["[", "]", "(", ")", ",", " ", "\n", "1", "07", "1.5", "-", "1e3", "0x1F", "1_0", "'3'", "True", "None",
+LITERAL_PIECES = ["[", "]", "(", ")", ",", " ", "\n", "1", "07", "1.5", "-", "1e3", "0x1F", "1_0", "'3'", "True",
+                  "None",
                   "x", "#c\n", "2j", "u'1'", "--1", "-(1)", "(1,)", "b'1'", "rb'2'", "Br'\\3'", "b'\u0663'",
                   "'\\n'", "'\\t'", "'\\''", '"\\""', "'\\\\'", "'\\0'", "b'\\u0031'", "b'\\N{DIGIT ONE}'", "r'\\x31'",
                   "rb'\\061'"]

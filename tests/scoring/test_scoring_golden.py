@@ -79,7 +79,8 @@ def validate_numbers(tmp: Path) -> dict:
     v = validate(write_file(tmp, doc, "golden.json.gz"))
     assert v.ok, v.reason
     return _rounded({"scores": v.scores, "warnings": v.warnings, "data": v.data,
-                     "strategies": {name: _digest([r.score.strategy for r in rows]) for name, rows in v.by_protocol.items()},
+                     "strategies": {name: _digest([r.score.strategy for r in rows]) for name,
+                                    rows in v.by_protocol.items()},
                      "masks": {name: _digest([r.score.mask for r in rows]) for name, rows in v.by_protocol.items()}})
 
 
@@ -129,7 +130,8 @@ def test_validate_report_and_submit_give_the_golden_numbers(random_run, tmp_path
     want = json.loads(GOLDEN.read_text())
     for part in ("validate", "report", "submit"):
         for key in want[part]:
-            assert json.dumps(got[part][key], sort_keys=True) == json.dumps(want[part][key], sort_keys=True), (part, key)
+            assert json.dumps(got[part][key], sort_keys=True) == json.dumps(want[part][key],
+                                                                            sort_keys=True), (part, key)
         assert set(got[part]) == set(want[part]), part
 
 
@@ -149,5 +151,6 @@ if __name__ == "__main__":
         build(data, SMALL_CONFIGS, BuildParams(scale=SMALL_SCALE, rows_per_shard=60), workers=2, progress=False)
         res = run_eval(EvalSpec(model="g2m-random", data=str(data), output=str(Path(d) / "runs")))
         (Path(d) / "work").mkdir()
-        GOLDEN.write_text(json.dumps(numbers(Path(res["output_dir"]), Path(d) / "work"), sort_keys=True, indent=1) + "\n")
+        GOLDEN.write_text(json.dumps(numbers(Path(res["output_dir"]), Path(d) / "work"), sort_keys=True,
+                                     indent=1) + "\n")
     print(f"wrote {GOLDEN}")

@@ -16,10 +16,10 @@ release and read it back by its Hub id, with the headers the client expects, and
   ``server.leaderboards[repo]``, as the Hub's JSON (``rank``, ``modelId``, ``value``, ``filename``, ``verified``,
   ``source``, ``author``, ``notes``), or 404 for a dataset without one.
 
-Faults for the failure tests: ``server.fail(route, mode, times, after)`` makes the next ``times`` requests of a route answer
-HTTP 500 (``"500"``), close the connection without an answer (``"drop"``), never answer (``"hang"``), or do their work
-and then never answer (``"hang_after"``: a commit that is made but whose answer never comes). Every request is logged
-in ``server.log`` as (method, route), so a test can say which routes the client used.
+Faults for the failure tests: ``server.fail(route, mode, times, after)`` makes the next ``times`` requests of a route
+answer HTTP 500 (``"500"``), close the connection without an answer (``"drop"``), never answer (``"hang"``), or do their
+work and then never answer (``"hang_after"``: a commit that is made but whose answer never comes). Every request is
+logged in ``server.log`` as (method, route), so a test can say which routes the client used.
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 LFS_SUFFIXES = (".parquet", ".png", ".bin", ".safetensors")
-_API = re.compile(r"^/api/(models|datasets|spaces)/([^/]+/[^/]+?)(?:/(preupload|commit|tag|tree|paths-info|revision|refs)"
+_API = re.compile(r"^/api/(models|datasets|spaces)/([^/]+/[^/]+?)"
+                  r"(?:/(preupload|commit|tag|tree|paths-info|revision|refs)"
                   r"(?:/([^/]+))?(?:/(.*))?)?$")
 _LFS_BATCH = re.compile(r"^/(datasets/|spaces/)?([^/]+/[^/]+)\.git/info/lfs/objects/batch$")
 _LEADERBOARD = re.compile(r"^/api/datasets/([^/]+/[^/]+)/leaderboard$")
@@ -236,7 +237,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._resolve(self._kind(m.group(1)), m.group(2), unquote(m.group(3)), unquote(m.group(4)))
             m = _API.match(path)
             if m:
-                return self._api(m.group(1), m.group(2), m.group(3), unquote(m.group(4) or ""), unquote(m.group(5) or ""),
+                return self._api(m.group(1), m.group(2), m.group(3), unquote(m.group(4) or ""),
+                                 unquote(m.group(5) or ""),
                                  query, body)
             self.server.log.append((self.command, f"unknown {path}"))
             return self._error(404, "NotFound", f"the stand-in Hub has no route {self.command} {path}")
@@ -274,7 +276,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._info(repo, rev or "main")
         if action == "refs" and self.command == "GET":
             self._fault("refs", True)
-            refs = {"branches": [{"name": b, "ref": f"refs/heads/{b}", "targetCommit": o} for b, o in repo.branches.items()],
+            refs = {"branches": [{"name": b, "ref": f"refs/heads/{b}", "targetCommit": o} for b,
+                                 o in repo.branches.items()],
                     "tags": [{"name": t, "ref": f"refs/tags/{t}", "targetCommit": o} for t, o in repo.tags.items()],
                     "converts": []}
             return self._json(200, refs)
@@ -298,7 +301,8 @@ class _Handler(BaseHTTPRequestHandler):
             paths = form.get("paths", [])
             if self.headers.get("Content-Type", "").startswith("application/json"):
                 paths = json.loads(body).get("paths", [])
-            entries = [e for p in paths for e in self._tree(commit, p.strip("/"), False, "expand" in form, self_entry=True)]
+            entries = [e for p in paths for e in self._tree(commit, p.strip("/"), False, "expand" in form,
+                                                            self_entry=True)]
             return self._json(200, entries)
         return self._error(404, "NotFound", f"the stand-in Hub has no route {self.command} {action}")
 
@@ -441,7 +445,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._error(404, "EntryNotFound", f"{path} does not exist at {rev}")
         data, status = blob.data, 200
         headers = {"Content-Type": "application/octet-stream", "ETag": f'"{blob.etag}"', "X-Repo-Commit": commit.oid,
-                   "Accept-Ranges": "bytes", "Content-Disposition": f"inline; filename*=UTF-8''{quote(path.rsplit('/', 1)[-1])}"}
+                   "Accept-Ranges": "bytes",
+                   "Content-Disposition": f"inline; filename*=UTF-8''{quote(path.rsplit('/', 1)[-1])}"}
         if blob.lfs:
             headers.update({"X-Linked-Etag": f'"{blob.sha256}"', "X-Linked-Size": str(len(data))})
         m = re.fullmatch(r"bytes=(\d*)-(\d*)", self.headers.get("Range", ""))

@@ -38,6 +38,7 @@ from tests.support.tiny_vlms import (
 
 __all__ = [
     "make_tiny_clip_vision", "make_tiny_idefics3", "make_tiny_internvl", "make_tiny_llava",
-    "make_tiny_qwen2_5_vl", "make_tiny_qwen2_vl", "make_tiny_qwen3_vl", "make_tiny_siglip2_vision", "make_tiny_siglip_vision",
+    "make_tiny_qwen2_5_vl", "make_tiny_qwen2_vl", "make_tiny_qwen3_vl", "make_tiny_siglip2_vision",
+    "make_tiny_siglip_vision",
     "qwen_patch_grid",
 ]

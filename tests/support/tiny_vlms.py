@@ -21,7 +21,8 @@ Qwen vision read-out (transformers 5.24; verified by perturbing single patches w
 
     model = AutoModelForImageTextToText.from_pretrained(path)      # Qwen2VL/Qwen2_5_VL/Qwen3VLForConditionalGeneration
     ip = AutoImageProcessor.from_pretrained(path)                  # Qwen2VLImageProcessorPil
-    x = ip(images=[img], return_tensors="pt")                      # pixel_values (N, 3*2*P*P), image_grid_thw (n_img, 3)
+    x = ip(images=[img], return_tensors="pt")                      # pixel_values (N, 3*2*P*P), image_grid_thw (n_img,
+    3)
     out = model.model.visual(x["pixel_values"], grid_thw=x["image_grid_thw"])
     out.last_hidden_state   # (N, 64) patch tokens BEFORE the merger, all images concatenated
     out.pooler_output       # (N/4, 128) merged tokens AFTER the merger (what the LLM receives)
