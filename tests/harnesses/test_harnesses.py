@@ -170,7 +170,7 @@ def test_the_same_outputs_get_the_same_scores_in_every_harness():
 
     from harness_tasks.with_inspect.tasks import score_state
 
-    lm_eval_hooks, lmms_hooks = _hooks("tasks"), _hooks("lmms_eval_tasks")
+    lm_eval_hooks, lmms_hooks = _hooks("lm_eval_tasks"), _hooks("lmms_eval_tasks")
     cases = json.loads((REPO / "tests" / "support" / "golden" / "model_outputs.json").read_text())
     rng = np.random.default_rng(0)
     compared = 0
