@@ -6,6 +6,7 @@ import atexit
 import gzip
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -27,6 +28,7 @@ atexit.register(shutil.rmtree, _HF_CACHE, ignore_errors=True)
 os.environ["G2M_CACHE_KEY_FILE"] = os.path.join(_HF_CACHE, "g2m-key", "leaderboard.key")
 
 from dataset_builder.release.build import BuildParams, build  # noqa: E402
+from tests.support import scheduling  # noqa: E402
 from tests.support.helpers import SMALL_CONFIGS, SMALL_SCALE, TINY_SCALE  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -38,11 +40,38 @@ def pytest_configure(config):
         os.environ["G2M_FAST_LANE"] = "1"
 
 
+#: A test file marked slow as a whole: a top-level ``pytestmark = pytest.mark.slow`` line (a comment may follow).
+WHOLE_FILE_SLOW = re.compile(r"^pytestmark = pytest\.mark\.slow\s*(#.*)?$", re.MULTILINE)
+
+
+def pytest_ignore_collect(collection_path, config):
+    """The fast lane (``-m "not slow"``) does not even import a file whose every test is slow: it would deselect them
+    all, after paying for the file's imports (torch, datasets, lm-eval: seconds per process, per xdist worker)."""
+    if (config.option.markexpr or "").strip() != "not slow" or collection_path.suffix != ".py":
+        return None
+    if not collection_path.name.startswith("test_"):
+        return None
+    try:
+        return True if WHOLE_FILE_SLOW.search(collection_path.read_text()) else None
+    except OSError:
+        return None  # pytest's own collection reports what it cannot read
+
+
 def pytest_collection_modifyitems(config, items):
-    """A test that uses the ``browser`` fixture carries the ``browser`` marker (``-m "not browser"`` leaves it out)."""
+    """A test that uses the ``browser`` fixture carries the ``browser`` marker (``-m "not browser"`` leaves it out).
+    On an xdist worker the collection is put costliest unit first, the order the scheduler hands units out in
+    (``tests/support/scheduling.py``)."""
     for item in items:
         if "browser" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.browser)
+    if hasattr(config, "workerinput"):
+        items[:] = scheduling.cost_order(items)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile`` with each docs page a unit of its own, costliest units first; other modes as xdist has
+    them."""
+    return scheduling.make_scheduler(config, log) if config.option.dist == "loadfile" else None
 
 
 def _cannot(what: str, need: str, how: str) -> None:

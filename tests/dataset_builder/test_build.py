@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 
-import datasets
 import numpy as np
 import pytest
 
@@ -18,6 +17,9 @@ from dataset_builder.release.build import BuildParams, build
 from dataset_builder.release.table import SCHEMA, features
 from g2m_base.errors import BuildError
 from tests.support.helpers import REPO, SMALL_CONFIGS, SMALL_SCALE, WAIT, ended, tree_digest, wait_for
+from tests.support.lazy import lazy
+
+datasets = lazy("datasets")  # imported by the first test that uses it, not when collected
 
 pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
 
@@ -76,7 +78,10 @@ def test_an_interrupted_build_resumes_to_the_same_bytes(tmp_path, small_release,
     out, marker = tmp_path / "crash", tmp_path / "two-shards-written"
     # the build waits after its second shard until the signal comes, so the signal always finds it unfinished,
     # however fast or loaded the machine; the test waits for the marker, not for a number of seconds
-    driver = ("import sys, time\nfrom pathlib import Path\nimport dataset_builder.release.build as b\nreal = "
+    # SIGINT is put back to Python's own handler: a shell that starts the test run in the background (`pytest &` in
+    # a script) hands every child SIGINT ignored, and the build would then sleep through the signal like any program
+    driver = ("import signal, sys, time\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n"
+              "from pathlib import Path\nimport dataset_builder.release.build as b\nreal = "
               "b.write_shard\ncalls = [0]\ndef write_shard(task, out):\n    result = real(task, out)\n    calls[0] += "
               "1\n"
               f"    if calls[0] == 2:\n        Path({str(marker)!r}).touch()\n        time.sleep(3600)\n"

@@ -6,14 +6,16 @@ from __future__ import annotations
 import hashlib
 import io
 
-import datasets
 import numpy as np
 import pytest
 from PIL import Image
 
 from dataset_builder.grids.png import PNG_SIGNATURE, encode_grid_png
 from dataset_builder.grids.render import PALETTE_RGB, render_indices
+from tests.support.lazy import lazy
 from tests.support.reference_png import encode_palette_png
+
+datasets = lazy("datasets")  # imported by the first test that uses it, not when collected
 
 #: sha256 of ``encode_grid_png`` of the first matrix drawn from ``PCG64(n)``, frozen: the bytes are promised across
 #: processes, machines and releases (only a change of zlib's deflate stream may move them, as the build manifest says).

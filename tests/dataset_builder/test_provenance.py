@@ -6,7 +6,6 @@ from __future__ import annotations
 import gzip
 import json
 
-import datasets
 import pytest
 
 from dataset_builder.grids.generate import RenderOptions
@@ -16,6 +15,9 @@ from dataset_builder.release.provenance import dataset_content_sha256, generated
 from harness_tasks.evaluate import EvalSpec, run_eval
 from leaderboard.submissions.submission import LOCAL, RELEASE, validate, write_submission
 from tests.support.helpers import submission_doc, write_file
+from tests.support.lazy import lazy
+
+datasets = lazy("datasets")  # imported by the first test that uses it, not when collected
 
 pytestmark = pytest.mark.slow  # builds and hashes the whole zero_shot config
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from lm_eval.models.utils import handle_stop_sequences, normalize_gen_kwargs
 
 from harness_tasks import TASK_DIR
 from harness_tasks.with_lm_eval.driver import effective_model_args
 from scoring.budget import max_gen_toks
 from scoring.catalog import all_tasks, grid_sizes
+from tests.support.lazy import lazy
+
+lm_utils = lazy("lm_eval.models.utils")  # lm-eval, imported by the first test that uses it
 
 
 @pytest.fixture(scope="module")
@@ -21,8 +23,8 @@ def task_configs():
 @pytest.mark.parametrize(("name", "n"), [(t, n) for t, n, c in all_tasks() if c == 3])
 def test_vllm_gets_greedy_decoding_the_budget_and_no_stop_strings(task_configs, name, n):
     # the same two calls lm-eval's VLLM.modify_gen_kwargs makes before building SamplingParams
-    kw = normalize_gen_kwargs(task_configs[name]["generation_kwargs"], default_max_gen_toks=256)
-    until = handle_stop_sequences(kw.pop("until", None), eos="<|im_end|>")
+    kw = lm_utils.normalize_gen_kwargs(task_configs[name]["generation_kwargs"], default_max_gen_toks=256)
+    until = lm_utils.handle_stop_sequences(kw.pop("until", None), eos="<|im_end|>")
     assert until == ["<|im_end|>"]  # the EOS only
     assert kw["temperature"] == 0.0 and kw["do_sample"] is False
     assert kw["max_gen_toks"] == max_gen_toks(n)

@@ -29,8 +29,9 @@ from leaderboard.runs.load import load_run
 from leaderboard.runs.run import RunError
 from scoring.parsing import format_answer
 from tests.support.helpers import g2m
+from tests.support.lazy import lazy
 
-pd = pytest.importorskip("pandas")
+pd = lazy("pandas")  # a dependency of datasets; imported by the first test that reads a table
 REASONING = 44_752  # the length of the answer that was cut in the real run: long reasoning, then the right grid
 IDS = ["zs-n03-c3-0000", "zs-n09-c5-0001", "zs-n64-c10-0000", "zs-n64-c3-0001", "zs-n05-c10-0002"]
 LONG = {"zs-n64-c10-0000"}  # this answer reasons at length first: 44,752 + ~12,300 characters

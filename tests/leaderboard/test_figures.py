@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from matplotlib.collections import LineCollection, PolyCollection
 
 from dataset_builder.grids.configs import ZERO_SHOT_SIZES
 from leaderboard.reports import figures
@@ -16,6 +15,9 @@ from leaderboard.rescoring.rescore import color_bias, confusion_by_palette, heat
 from leaderboard.site import front_figure, index_page
 from probing.core import plots
 from scoring.parsing import format_answer
+from tests.support.lazy import lazy
+
+collections = lazy("matplotlib.collections")  # matplotlib, imported by the first test that draws
 
 
 def _rows(num_colors: int, answer_of, grids: int = 40, n: int = 6, seed: int = 0) -> list:
@@ -134,8 +136,9 @@ def test_accuracy_intervals_are_capped_bars_per_point_not_a_band():
     fig = figures.draw_accuracy_vs_n(_tasks(True))
     try:
         em_ax = fig.axes[1]
-        assert not [c for c in em_ax.collections if isinstance(c, PolyCollection)]  # no shaded band that reads as a bar
-        bars = [c for c in em_ax.collections if isinstance(c, LineCollection)]
+        # no shaded band that reads as a bar
+        assert not [c for c in em_ax.collections if isinstance(c, collections.PolyCollection)]
+        bars = [c for c in em_ax.collections if isinstance(c, collections.LineCollection)]
         assert len(bars) == 3 and all(len(b.get_segments()) == len(SIZES) for b in bars)  # one bar per point
         caps = [ln for ln in em_ax.lines if ln.get_marker() == "_"]
         assert len(caps) == 6  # a cap at each end, per palette
@@ -210,7 +213,7 @@ def test_the_sweep_legend_lists_only_what_can_be_seen(width, interval_in_legend)
         em = drawn["probe exact match"]
         bottom = ax.get_ylim()[0]
         assert em.get_marker() not in ("None", "", None) and min(em.get_ydata()) > bottom  # 0 is above the axis line
-        bars = [c for c in ax.collections if isinstance(c, LineCollection)]
+        bars = [c for c in ax.collections if isinstance(c, collections.LineCollection)]
         assert bars and len(bars[0].get_segments()) == 5  # intervals as a capped bar per point
         renderer = fig.canvas.get_renderer()
         fig.canvas.draw()

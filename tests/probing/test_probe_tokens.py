@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import pytest
-import torch
 
-from probing.core import tokens as tk
+from tests.support.lazy import lazy
+
+# imported by the first test that uses them, not when the file is collected (probing.core.tokens imports torch)
+torch = lazy("torch")
+tk = lazy("probing.core.tokens")
 
 
 def _pos_grid(h: int, w: int) -> torch.Tensor:

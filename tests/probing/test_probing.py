@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 from PIL import Image
 
 from dataset_builder.grids.spec import PROBE_RESULT_FORMAT
@@ -15,6 +14,7 @@ from probing.core.encoders import Encoder, EncoderError, load_encoder
 from probing.core.experiment import ProbeSpec, run_probe
 from probing.core.features import CacheMismatch
 from probing.core.probe import TrainConfig
+from tests.support.lazy import lazy
 from tests.support.tiny_models import (
     make_tiny_clip_vision,
     make_tiny_internvl,
@@ -24,6 +24,8 @@ from tests.support.tiny_models import (
     make_tiny_siglip2_vision,
     make_tiny_siglip_vision,
 )
+
+torch = lazy("torch")  # imported by the first test that uses it, not when collected
 
 pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
 

@@ -7,21 +7,25 @@ import math
 
 import numpy as np
 import pytest
-import torch
 
-from probing.core import tokens as tk
-from probing.core.encoders import EncoderError
-from probing.core.features import fit_to_probe
-from probing.core.probe import SpatialProbe, TrainConfig, _schedule
-from probing.sweep.points import STAGES, TokenGrid, parse_stages, pick_layers, plan_points, stored_shape, token_grid
-from probing.sweep.store import Dist, ShardedArray, Store
+from tests.support.lazy import lazy
+
+# torch and the probing modules (which import it) are imported by the first test that uses them, not when the file is
+# collected: every xdist worker collects every file
+torch = lazy("torch")
+tk = lazy("probing.core.tokens")
+core_encoders = lazy("probing.core.encoders")
+core_features = lazy("probing.core.features")
+core_probe = lazy("probing.core.probe")
+sweep_points = lazy("probing.sweep.points")
+sweep_store = lazy("probing.sweep.store")
 
 
 @pytest.mark.parametrize("steps", [5000, 400, 20])
 def test_the_warm_up_starts_at_a_learning_rate_of_zero_as_the_authors(steps):
-    cfg = TrainConfig(steps=steps)
+    cfg = core_probe.TrainConfig(steps=steps)
     warm = max(1, int(cfg.warmup_frac * steps))
-    factors = [_schedule(s, cfg) for s in range(steps)]
+    factors = [core_probe._schedule(s, cfg) for s in range(steps)]
     assert factors[0] == 0.0 and factors[warm] == 1.0
     # the authors' get_cosine_schedule_with_warmup, written out: step / warm, then a half cosine
     for s in (1, warm // 2, warm, (steps + warm) // 2, steps - 1):
@@ -31,9 +35,9 @@ def test_the_warm_up_starts_at_a_learning_rate_of_zero_as_the_authors(steps):
 
 @pytest.mark.slow  # torch's first optimizer costs about 2 s of lazy set-up
 def test_torchs_scheduler_runs_the_first_update_at_a_learning_rate_of_zero():
-    cfg = TrainConfig(steps=400)
+    cfg = core_probe.TrainConfig(steps=400)
     opt = torch.optim.AdamW([torch.nn.Parameter(torch.zeros(1))], lr=5e-4)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: _schedule(s, cfg))
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: core_probe._schedule(s, cfg))
     assert opt.param_groups[0]["lr"] == 0.0  # the first update runs at lr 0
     opt.step()
     sched.step()
@@ -43,7 +47,7 @@ def test_torchs_scheduler_runs_the_first_update_at_a_learning_rate_of_zero():
 @pytest.mark.parametrize("kind", ["mean", "cls"])
 def test_a_pooled_probe_maps_one_vector_to_every_cell_cell_major(kind):
     n, c, d = 4, 3, 6
-    probe = SpatialProbe(d, c, n, kind)
+    probe = core_probe.SpatialProbe(d, c, n, kind)
     with torch.no_grad():  # logit of (cell k, colour j) = feature k % d when j == k % c: a layout we can read back
         probe.head.weight.zero_()
         probe.head.bias.zero_()
@@ -70,9 +74,9 @@ def test_pooling_reads_the_mean_the_cls_token_or_else_the_first_token():
 @pytest.mark.parametrize("kind", ["conv", "linear"])
 def test_storing_the_grid_fitted_to_the_probe_changes_nothing_the_probe_computes(side, n, stored, kind):
     torch.manual_seed(0)
-    probe = SpatialProbe(8, 3, n, kind, hidden=16).eval()
+    probe = core_probe.SpatialProbe(8, 3, n, kind, hidden=16).eval()
     grid = torch.randn(side, side, 8)
-    fitted = fit_to_probe(grid, n)
+    fitted = core_features.fit_to_probe(grid, n)
     assert fitted.shape == (stored, stored, 8)
     assert torch.allclose(probe(grid[None]), probe(fitted[None]), atol=1e-5)
 
@@ -96,10 +100,10 @@ def _configs():
     ("internvl", {"tiles": 5}, (64, 64), (32, 32), (32, 64), 1280),  # 2 x 2 tiles + thumbnail
 ])
 def test_the_points_are_laid_out_from_the_config(family, image_input, tower, merged, dims, tokens):
-    grid = token_grid(_configs()[family], image_input)
+    grid = sweep_points.token_grid(_configs()[family], image_input)
     assert (grid.tower_grid, grid.merged_grid, (grid.tower_dim, grid.text_dim), grid.image_tokens) == (
         tower, merged, dims, tokens)
-    points = plan_points(grid, STAGES)
+    points = sweep_points.plan_points(grid, sweep_points.STAGES)
     assert [p.stage
             for p in points] == (["tower"] * grid.tower_depth + ["projector"] + ["deepstack"] * len(grid.deepstack)
                                          + ["llm"] * grid.llm_layers)
@@ -122,17 +126,17 @@ def test_default_inputs_follow_each_processor_rule_for_a_512_px_image():
                          [(27, 1, list(range(1, 28))), (27, 4, [1, 4, 8, 12, 16, 20, 24, 27]),
                                                          (36, 12, [1, 12, 24, 36]), (2, 5, [1, 2])])
 def test_a_stride_keeps_the_first_and_the_last_layer(depth, stride, layers):
-    assert pick_layers(depth, stride) == layers
+    assert sweep_points.pick_layers(depth, stride) == layers
 
 
 @pytest.mark.parametrize(("text", "error"),
                          [("tower,llm", None), ("llm,tower", None), ("vision", "--points"), ("", "--points")])
 def test_stages_are_checked(text, error):
     if error:
-        with pytest.raises(EncoderError, match=error):
-            parse_stages(text)
+        with pytest.raises(core_encoders.EncoderError, match=error):
+            sweep_points.parse_stages(text)
     else:
-        assert parse_stages(text) == ("tower", "llm")
+        assert sweep_points.parse_stages(text) == ("tower", "llm")
 
 
 def test_a_family_without_a_layout_is_refused_and_vision_raw_is_qwen_only():
@@ -140,28 +144,29 @@ def test_a_family_without_a_layout_is_refused_and_vision_raw_is_qwen_only():
 
     from probing.sweep.points import sweep_family
 
-    with pytest.raises(EncoderError, match="lays out image tokens for Qwen2-VL.*'llava'"):
+    with pytest.raises(core_encoders.EncoderError, match="lays out image tokens for Qwen2-VL.*'llava'"):
         sweep_family(LlavaConfig())
-    with pytest.raises(EncoderError, match="cannot lay out a 'siglip_vision_model'"):
+    with pytest.raises(core_encoders.EncoderError, match="cannot lay out a 'siglip_vision_model'"):
         sweep_family(SiglipVisionConfig())
-    grid = token_grid(_configs()["internvl"], {"tiles": 1})
-    with pytest.raises(EncoderError, match="vision_raw"):
-        plan_points(grid, STAGES, tower_readout="vision_raw")
+    grid = sweep_points.token_grid(_configs()["internvl"], {"tiles": 1})
+    with pytest.raises(core_encoders.EncoderError, match="vision_raw"):
+        sweep_points.plan_points(grid, sweep_points.STAGES, tower_readout="vision_raw")
 
 
 def test_stored_shapes_are_what_the_probe_reads():
-    grid = TokenGrid("qwen3_vl", (32, 32), (16, 16), 48, 96, 2, 2, 256, 7, 2)
-    tower, proj = plan_points(grid, ("tower", "projector"))[-2:]
-    assert stored_shape(tower, 20, "grid") == (20, 20, 48) and stored_shape(tower, 40, "grid") == (32, 32, 48)
-    assert stored_shape(proj, 20, "grid") == (16, 16, 96) and stored_shape(proj, 20, "mean") == (1, 1, 96)
+    grid = sweep_points.TokenGrid("qwen3_vl", (32, 32), (16, 16), 48, 96, 2, 2, 256, 7, 2)
+    tower, proj = sweep_points.plan_points(grid, ("tower", "projector"))[-2:]
+    shape = sweep_points.stored_shape
+    assert shape(tower, 20, "grid") == (20, 20, 48) and shape(tower, 40, "grid") == (32, 32, 48)
+    assert shape(proj, 20, "grid") == (16, 16, 96) and shape(proj, 20, "mean") == (1, 1, 96)
 
 
 def test_the_store_keeps_finished_chunks_and_reads_its_shards_as_one_array(tmp_path):
-    store = Store(tmp_path, {"train": 10, "validation": 3, "test": 4}, chunk_rows=4)
+    store = sweep_store.Store(tmp_path, {"train": 10, "validation": 3, "test": 4}, chunk_rows=4)
     chunks = store.chunks()
     assert [(c.split, c.start, c.stop) for c in chunks] == [("train", 0, 4), ("train", 4, 8), ("train", 8, 10),
                                                             ("validation", 0, 3), ("test", 0, 4)]
-    assert Dist(rank=1, world=2).mine(chunks) == chunks[1::2]
+    assert sweep_store.Dist(rank=1, world=2).mine(chunks) == chunks[1::2]
     data = np.arange(10 * 2 * 2 * 3, dtype=np.float16).reshape(10, 2, 2, 3)
     for c in chunks[:2]:
         store.begin(c, {"p": (2, 2, 3)})
@@ -175,7 +180,7 @@ def test_the_store_keeps_finished_chunks_and_reads_its_shards_as_one_array(tmp_p
     store.write(0, {"p": data[8:]})
     store.finish()
     arr = store.features("p", "train")
-    assert isinstance(arr, ShardedArray) and arr.shape == (10, 2, 2, 3) and arr.nbytes == data.nbytes
+    assert isinstance(arr, sweep_store.ShardedArray) and arr.shape == (10, 2, 2, 3) and arr.nbytes == data.nbytes
     assert np.array_equal(np.asarray(arr), data) and np.array_equal(arr[np.array([1, 5, 9])], data[[1, 5, 9]])
     assert not list(tmp_path.rglob("*.partial"))
 

@@ -4,6 +4,7 @@ each shared constant."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -52,13 +53,19 @@ def _imports(name: str, path: Path) -> set[str]:
 
 
 MODULES = _modules()
-GRAPH = {name: {m for m in _imports(name, path) if m in MODULES and m != name} for name, path in MODULES.items()}
+
+
+@functools.cache
+def graph() -> dict[str, set[str]]:
+    """Each module's imports among our own: parsed by the first test that needs it (about a second of parsing that
+    every xdist worker would otherwise pay when it collects this file)."""
+    return {name: {m for m in _imports(name, path) if m in MODULES and m != name} for name, path in MODULES.items()}
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_no_module_imports_a_package_above_it(module):
     pkg = module.split(".")[0]
-    for target in GRAPH[module]:
+    for target in graph()[module]:
         tpkg = target.split(".")[0]
         assert tpkg == pkg or RANK[tpkg] < RANK[pkg], f"{module} imports {target}, which is not below {pkg}"
 
@@ -68,14 +75,14 @@ def test_the_module_graph_has_no_cycle():
 
     def visit(node: str, stack: list[str]) -> None:
         state[node] = 1
-        for nxt in sorted(GRAPH[node]):
+        for nxt in sorted(graph()[node]):
             if state.get(nxt) == 1:
                 raise AssertionError("import cycle: " + " -> ".join([*stack[stack.index(nxt):], nxt]))
             if nxt not in state:
                 visit(nxt, [*stack, nxt])
         state[node] = 2
 
-    for module in sorted(GRAPH):
+    for module in sorted(graph()):
         if module not in state:
             visit(module, [module])
 
@@ -101,7 +108,7 @@ def _check_rooms(module: str, package: str, ranks: dict[str, int]) -> None:
     """``module`` (in a room of ``package``) imports only rooms ranked strictly below its own."""
     room = _room(module, package)
     assert room in ranks, f"{module}: a new room of {package}; give it a rank"
-    for target in GRAPH[module]:
+    for target in graph()[module]:
         other = _room(target, package)
         if other and other != room:
             assert ranks.get(other, len(ranks)) < ranks[room], f"{module} imports {target}, which is not below {room}"
@@ -122,14 +129,14 @@ def test_scoring_sits_below_both_of_its_users_and_both_use_it():
     with: one package under both, so a score cannot depend on which of them computed it."""
     for user in ("harness_tasks", "leaderboard"):
         assert RANK["scoring"] < RANK[user]
-        assert any(t.startswith("scoring.") for m in MODULES if m.split(".")[0] == user for t in GRAPH[m]), user
-    assert not [t for m in MODULES if m.startswith("scoring") for t in GRAPH[m] if t.split(".")[0] in
+        assert any(t.startswith("scoring.") for m in MODULES if m.split(".")[0] == user for t in graph()[m]), user
+    assert not [t for m in MODULES if m.startswith("scoring") for t in graph()[m] if t.split(".")[0] in
                 ("harness_tasks", "leaderboard", "probing")]
 
 
 def test_the_leaderboard_uses_only_the_answer_core_and_the_public_api():
     for module in (m for m in MODULES if m.startswith("leaderboard")):
-        for target in GRAPH[module]:
+        for target in graph()[module]:
             if target.startswith("harness_tasks"):
                 assert target == "harness_tasks" or target.startswith(tuple(f"{p}."
                                                                             for p in LEADERBOARD_MAY_USE[1:])), (
@@ -161,7 +168,7 @@ def test_the_probe_core_never_imports_the_sweep():
     the sweep's store, hooks and chat input."""
     core = [m for m in MODULES if m == "probing.core" or m.startswith("probing.core.")]
     assert len(core) > 1, "probing.core is missing: the test would pass on nothing"
-    assert {m: sorted(t for t in GRAPH[m] if t.startswith("probing.sweep")) for m in core} == {m: [] for m in core}
+    assert {m: sorted(t for t in graph()[m] if t.startswith("probing.sweep")) for m in core} == {m: [] for m in core}
 
 
 #: The most modules one folder of package code holds, and the most lines one module has: past these, split by job.
@@ -190,7 +197,7 @@ def test_every_page_is_a_template_rendered_with_autoescape():
 
 
 def test_the_command_module_registers_every_package_statically():
-    assert {"dataset_builder.cli", "harness_tasks.cli", "probing.cli", "leaderboard.cli"} <= GRAPH["g2m_cli.main"]
+    assert {"dataset_builder.cli", "harness_tasks.cli", "probing.cli", "leaderboard.cli"} <= graph()["g2m_cli.main"]
 
 
 #: Each shared value, as it would be written if someone typed it again, and its one home. 512 also names things that

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import torch
+from tests.support.lazy import lazy
+
+torch = lazy("torch")  # imported by the first test that uses it, not when collected
 
 VISION = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2)
 

@@ -68,10 +68,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import torch
-
 from probing.tiny import TEXT, chat_template, qwen_image_processor, qwen_parts, train_tokenizer
 from probing.tiny import make_tiny_qwen3_vl as _make_qwen3_vl
+from tests.support.lazy import lazy
+
+torch = lazy("torch")  # imported by the first test that uses it, not when collected
 
 _tokenizer = train_tokenizer
 _template = chat_template
