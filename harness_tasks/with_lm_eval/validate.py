@@ -13,6 +13,7 @@ from pathlib import Path
 from dataset_builder.grids.spec import IMAGE_PLACEHOLDER
 from harness_tasks import TASK_DIR
 from harness_tasks.evaluation.task_yaml import TEMPLATE, DataSource
+from harness_tasks.with_lm_eval.fixes import one_load_per_dataset
 from harness_tasks.with_lm_eval.taskgen import out_of_sync, write_folder
 from scoring.catalog import all_tasks, tags
 from scoring.score import PROTOCOLS
@@ -42,7 +43,8 @@ def validate(folder: Path = TASK_DIR, data: str | None = None) -> list[str]:
     if data and not problems:
         with tempfile.TemporaryDirectory() as tmp:
             local = write_folder(Path(tmp), DataSource.local(data))
-            loaded = TaskManager(include_path=str(local), include_defaults=False).load(list(tags()))["tasks"]
+            with one_load_per_dataset():  # 90 tasks on one config: read once
+                loaded = TaskManager(include_path=str(local), include_defaults=False).load(list(tags()))["tasks"]
             for name, task in sorted(loaded.items()):
                 docs = list(task.eval_docs)
                 if not docs:
