@@ -1,10 +1,17 @@
-"""Matplotlib for figures written to files: the one place that picks the non-interactive backend.
+"""Matplotlib for figures written to files: the one place that picks the non-interactive backend, and writes a figure
+as PNG (and SVG) with its layout solved once.
 
 Probes and reports both draw with it; matplotlib is imported only when a figure is drawn (it is an optional
 dependency, in the ``probing`` and ``report`` extras).
 """
 
 from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+
+#: No creation date in an SVG (with ``pyplot()``'s fixed id salt, the same figure is the same bytes).
+SVG_METADATA = {"Date": None}
 
 
 def pyplot():
@@ -17,3 +24,55 @@ def pyplot():
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def write(fig, path: Path, dpi: float | None = None, svg: bool = True, crop: bool = False) -> None:
+    """``fig`` written to ``path`` as PNG at ``dpi`` (default: the figure's), with ``svg`` beside it as SVG too, then
+    closed. ``crop``: cut to what is drawn, as ``bbox_inches="tight"`` does.
+
+    Its layout engine (``tight_layout()``'s or constrained layout) is run once, at the PNG's dpi, and then switched
+    off, and a crop's box is measured once: left to ``savefig``, every save draws the whole figure once more just to
+    lay it out again, and a tight crop measures it once more again, while measuring text and ticks is most of what a
+    figure costs to draw. Both files get the layout the PNG would have had on its own."""
+    from matplotlib import rcParams
+
+    dpi = dpi or fig.dpi
+    engine, box = fig.get_layout_engine(), None
+    if engine is not None or crop:
+        own = fig.dpi
+        fig.set_dpi(dpi)
+        try:
+            with _colorbars_measured_once(fig):
+                if engine is not None:
+                    engine.execute(fig)  # a no-op once tight_layout() has placed the axes
+            if crop:
+                box = fig.get_tightbbox(fig.canvas.get_renderer()).padded(rcParams["savefig.pad_inches"])
+        finally:
+            fig.set_dpi(own)
+    fig.set_layout_engine(None)
+    fig.savefig(path, dpi=dpi, bbox_inches=box)
+    if svg:
+        fig.savefig(path.with_suffix(".svg"), bbox_inches=box, metadata=SVG_METADATA)
+    pyplot().close(fig)
+
+
+@contextmanager
+def _colorbars_measured_once(fig):
+    """Constrained layout asks a colorbar shared by several axes for its extent once per axes it serves, and each
+    answer measures all its ticks and its label again: until the colorbar is moved the answer is the same, so it is
+    kept, by where the colorbar is, for as long as the layout is being solved."""
+    bars = [ax for ax in fig.axes if hasattr(ax, "_colorbar")]
+    for ax in bars:
+        def once(*args, _ax=ax, _measure=ax.get_tightbbox, _seen: dict = {}, **kw):  # noqa: B006  (one per colorbar)
+            key = (_ax.get_position().bounds, _ax.get_position(original=True).bounds, _ax.figure.dpi, args,
+                   tuple(sorted(kw.items())))
+            if key not in _seen:
+                _seen[key] = _measure(*args, **kw)
+            return _seen[key].frozen()
+
+        ax.get_tightbbox = once
+    try:
+        yield
+    finally:
+        for ax in bars:
+            del ax.get_tightbbox

@@ -14,22 +14,28 @@ import numpy as np
 
 from dataset_builder.grids.render import cell_layout
 from dataset_builder.grids.spec import DEFAULT_RESOLUTION, PALETTE
+from g2m_base import plotting
 from g2m_base.plotting import pyplot as _plt
 from g2m_base.untrusted import plot
 
 COLORS = {3: "#c44e52", 5: "#4c72b0", 10: "#55a868"}
 DPI = 150
-#: No creation date in the SVGs (with ``pyplot()``'s fixed id salt, the same scores draw the same bytes).
-SVG_METADATA = {"Date": None}
+#: Panel titles sit at the top of their axes, where matplotlib would put them anyway (no ticks or offset text above
+#: the axes here); saying so spares every draw measuring each panel's y axis again to find that out.
+TITLE_Y = 1.0
 
 
-def _save(fig, path: Path, title: str) -> str:
+def write(fig, path: Path, crop: bool = False) -> str:
+    """``fig`` written to ``path`` (PNG at ``DPI``) and beside it as SVG, laid out once (``plotting.write``); returns
+    the PNG's name. ``crop``: cut to what is drawn."""
+    plotting.write(fig, path, DPI, crop=crop)
+    return path.name
+
+
+def _titled(fig, title: str):
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
-    fig.savefig(path.with_suffix(".svg"), metadata=SVG_METADATA)
-    _plt().close(fig)
-    return path.name
+    return fig
 
 
 MARKERS = {3: "o", 5: "s", 10: "^"}
@@ -56,11 +62,7 @@ def _same_note(name: str, groups: list[list[int]]) -> str:
 
 def accuracy_vs_n(tasks: dict[tuple[int, int], dict], path: Path, probes: dict | None = None, title: str = "") -> str:
     """``draw_accuracy_vs_n``, written to ``path`` (PNG) and beside it as SVG; returns the PNG's name."""
-    fig = draw_accuracy_vs_n(tasks, probes, title)
-    fig.savefig(path, dpi=DPI)
-    fig.savefig(path.with_suffix(".svg"), metadata=SVG_METADATA)
-    _plt().close(fig)
-    return path.name
+    return write(draw_accuracy_vs_n(tasks, probes, title), path)
 
 
 def draw_accuracy_vs_n(tasks: dict[tuple[int, int], dict], probes: dict | None = None, title: str = ""):
@@ -87,7 +89,7 @@ def draw_accuracy_vs_n(tasks: dict[tuple[int, int], dict], probes: dict | None =
             if key == "cell_accuracy":
                 ax.axhline(1 / c, color=COLORS.get(c), linestyle=":", linewidth=1, label=f"chance 1/{c}")
         note = _same_note(name, coinciding(curves))
-        ax.set_title(f"{name} (bars: 95% intervals)" + (f"\n{note}" if note else ""), fontsize=8)
+        ax.set_title(f"{name} (bars: 95% intervals)" + (f"\n{note}" if note else ""), fontsize=8, y=TITLE_Y)
     for (c, readout), curve in sorted((probes or {}).items()):
         ns = sorted(curve)
         axes[0].plot(ns, [curve[n] for n in ns], marker="s", linestyle="--", color=COLORS.get(c),
@@ -120,11 +122,7 @@ def _cell_ticks(ax, n: int) -> None:
 def heatmap_grid(hms: dict[int, np.ndarray], counts: dict[int, int], path: Path, title: str,
                  patch: float | None = None, input_size: float = DEFAULT_RESOLUTION, cols: int = 5) -> str:
     """``draw_heatmap_grid``, written to ``path`` (PNG) and beside it as SVG; returns the PNG's name."""
-    fig = draw_heatmap_grid(hms, counts, title, patch, input_size, cols)
-    fig.savefig(path, dpi=DPI, bbox_inches="tight")
-    fig.savefig(path.with_suffix(".svg"), bbox_inches="tight", metadata=SVG_METADATA)
-    _plt().close(fig)
-    return path.name
+    return write(draw_heatmap_grid(hms, counts, title, patch, input_size, cols), path, crop=True)
 
 
 def draw_heatmap_grid(hms: dict[int, np.ndarray], counts: dict[int, int], title: str, patch: float | None = None,
@@ -151,7 +149,7 @@ def draw_heatmap_grid(hms: dict[int, np.ndarray], counts: dict[int, int], title:
         ax.set_ylim(side, 0)
         ax.set_aspect("equal")
         _cell_ticks(ax, n)
-        ax.set_title(f"N={n} ({counts.get(n, 0)} grids)", fontsize=8)
+        ax.set_title(f"N={n} ({counts.get(n, 0)} grids)", fontsize=8, y=TITLE_Y)
         ax.set_xlabel("column", fontsize=7)
         ax.set_ylabel("row", fontsize=7)
     for ax in list(axes.flat)[len(ns):]:
@@ -164,6 +162,11 @@ def draw_heatmap_grid(hms: dict[int, np.ndarray], counts: dict[int, int], title:
 
 
 def confusion(by_palette: dict[int, np.ndarray], biases: dict[int, dict], path: Path, title: str) -> str:
+    """``draw_confusion``, written to ``path`` (PNG) and beside it as SVG; returns the PNG's name."""
+    return write(draw_confusion(by_palette, biases, title), path)
+
+
+def draw_confusion(by_palette: dict[int, np.ndarray], biases: dict[int, dict], title: str):
     """Per palette size: the row-normalised confusion (with an "invalid" column), and each colour's over- or
     under-prediction among the cells read as a palette colour, with the invalid rate apart."""
     plt = _plt()
@@ -179,7 +182,7 @@ def confusion(by_palette: dict[int, np.ndarray], biases: dict[int, dict], path: 
         ax_conf.set_yticks(range(c), names, fontsize=7)
         ax_conf.set_xlabel("predicted")
         ax_conf.set_ylabel("true")
-        ax_conf.set_title(f"C={c}: confusion (rows sum to 1)", fontsize=8)
+        ax_conf.set_title(f"C={c}: confusion (rows sum to 1)", fontsize=8, y=TITLE_Y)
         fig.colorbar(im, ax=ax_conf, label="share of the true colour's cells")
         bias = biases[c]
         values = [v if v is not None else 0.0 for v in bias["bias"]]
@@ -190,12 +193,17 @@ def confusion(by_palette: dict[int, np.ndarray], biases: dict[int, dict], path: 
         ax_bar.set_ylabel("predicted / actual - 1")
         rate = bias["invalid_rate"]
         ax_bar.set_title(f"C={c}: over/under prediction (valid cells); invalid: "
-                         f"{'-' if rate is None else f'{rate:.1%}'}", fontsize=8)
+                         f"{'-' if rate is None else f'{rate:.1%}'}", fontsize=8, y=TITLE_Y)
         ax_bar.tick_params(axis="x", rotation=45, labelsize=7)
-    return _save(fig, path, title)
+    return _titled(fig, title)
 
 
 def alignment(results: list[dict], path: Path, title: str) -> str:
+    """``draw_alignment``, written to ``path`` (PNG) and beside it as SVG; returns the PNG's name."""
+    return write(draw_alignment(results, title), path)
+
+
+def draw_alignment(results: list[dict], title: str):
     """Per patch size: within each grid size, the accuracy of the more-crossed half of the cells minus that of the
     less-crossed half (0: alignment does not matter). Sizes where every cell crosses alike are marked n/a."""
     plt = _plt()
@@ -219,9 +227,9 @@ def alignment(results: list[dict], path: Path, title: str) -> str:
         ax.set_xlabel("grid size N")
         mean = res["difference"]
         ax.set_title(f"patch {res['patch']:g} px at {res['input_size']:g} px; weighted mean "
-                     f"{'n/a' if mean is None else f'{mean:+.3f}'}", fontsize=8)
+                     f"{'n/a' if mean is None else f'{mean:+.3f}'}", fontsize=8, y=TITLE_Y)
     for ax in list(axes.flat)[len(results):]:
         ax.axis("off")
     for row in axes:
         row[0].set_ylabel("more - less crossed\ncells' accuracy")
-    return _save(fig, path, title)
+    return _titled(fig, title)

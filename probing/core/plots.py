@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from g2m_base.plotting import pyplot
+from g2m_base.plotting import pyplot, write
 from g2m_base.untrusted import plot
 
 
@@ -25,16 +25,12 @@ def plot_heatmap(heatmap: np.ndarray, path: Path, title: str) -> None:
     ax.set_ylabel("row")
     fig.colorbar(im, ax=ax, label="cell accuracy")
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    write(fig, path, svg=False)
 
 
 def plot_curve(history: list[dict], path: Path, chance: float, title: str = "") -> None:
     """``draw_curve`` written to ``path``."""
-    plt = pyplot()
-    fig = draw_curve(history, chance, title)
-    fig.savefig(path)
-    plt.close(fig)
+    write(draw_curve(history, chance, title), path, svg=False)
 
 
 def draw_curve(history: list[dict], chance: float, title: str = ""):
@@ -80,10 +76,7 @@ def plot_sweep(points: list[dict], path: Path, title: str, chance: float, refere
     """``draw_sweep`` written as PNG to ``path`` and as SVG beside it; returns both names."""
     plt = pyplot()
     plt.rcParams["svg.hashsalt"] = "g2m-sweep"  # the same sweep draws the same SVG bytes
-    fig = draw_sweep(points, title, chance, reference)
-    fig.savefig(path)
-    fig.savefig(path.with_suffix(".svg"), metadata={"Date": None})
-    plt.close(fig)
+    write(draw_sweep(points, title, chance, reference), path)
     return [path.name, path.with_suffix(".svg").name]
 
 
