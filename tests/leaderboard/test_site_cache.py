@@ -279,13 +279,21 @@ def test_a_forged_score_with_a_recomputed_checksum_is_scored_again_and_the_board
 
 @slow
 def test_a_new_scorer_version_scores_everything_again(again, monkeypatch):
+    """One entry of each kind is enough to show it: an accepted file's, a rejected file's and the baselines'. The
+    second accepted file and its copy are withdrawn first (their entries are pruned by the first build without them),
+    since drawing another page again would only repeat what the accepted file shows."""
     subs, site, calls = again
+    os.unlink(subs / "b.json.gz")
+    os.unlink(subs / "zz-copy.json.gz")
+    build_site(subs, site, progress=False)
     old = {p.name for p in (site / CACHE_DIR).glob("*.json")}
+    assert calls == [] and len(old) == 4  # a, junk and the 2 baselines, all from the cache
     monkeypatch.setattr(cache_module, "TASK_VERSION", cache_module.TASK_VERSION + 0.1)
     result = build_site(subs, site, progress=False)
-    assert calls == ["a.json", "b.json.gz", "junk.json"] and result["cached"] == 0
+    assert calls == ["a.json", "junk.json"] and result["cached"] == 0
+    assert result["baselines"] == {"g2m-oracle": "computed", "g2m-random": "computed"}
     new = {p.name for p in (site / CACHE_DIR).glob("*.json")}
-    assert len(new) == 5 and not new & old  # every entry rewritten under its new key, the old ones removed
+    assert len(new) == 4 and not new & old  # every entry rewritten under its new key, the old ones removed
 
 
 @slow
@@ -301,12 +309,15 @@ def test_a_withdrawn_submission_leaves_no_page_and_no_entry(again):
 
 
 @slow
-def test_a_second_build_into_the_same_folder_is_refused_at_once(tmp_path):
+def test_a_second_build_into_the_same_folder_is_refused_at_once(again):
     """Two builds into one site would prune each other's pages and cache entries: while one holds the folder (here a
-    real second process holding its lock), ``g2m leaderboard build`` stops in one line and touches nothing."""
-    subs, site = tmp_path / "subs", tmp_path / "site"
-    subs.mkdir()
-    write_file(subs, submission_doc(output=lambda t: "[[0]]"), "a.json")
+    real second process holding its lock), ``g2m leaderboard build`` stops in one line and touches nothing. A new file
+    in the folder would be scored by a build that ran; after the refusal it is not even in the cache."""
+    subs, site, calls = again
+    before = {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}
+    new = submission_doc(output=lambda t: "[[1]]")
+    new["metadata"]["model"]["id"] = "New-VLM"
+    write_file(subs, new, "c.json")
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys, time; from pathlib import Path; from g2m_base.files import folder_lock\n"
          "with folder_lock(Path(sys.argv[1]), sys.argv[2], 'busy'):\n    print('held', flush=True); time.sleep(3600)",
@@ -316,8 +327,11 @@ def test_a_second_build_into_the_same_folder_is_refused_at_once(tmp_path):
         res = g2m("leaderboard", "build", str(subs), "--out", str(site), timeout=120)
         assert res.returncode == 2 and "Traceback" not in res.stderr
         assert f"another g2m leaderboard build is writing to {site}" in res.stderr
-        assert not (site / "index.html").exists() and not list((site / CACHE_DIR).glob("*.json"))
+        assert {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(site.rglob("*"))
+                if p.is_file()} == before  # every page and cache entry as it was (the lock file is empty)
     finally:
         holder.kill()
         holder.wait()
-    assert build_site(subs, site, progress=False)["submissions"] == 1  # the lock went with its holder
+    os.unlink(subs / "c.json")  # scoring it would show nothing the lock does not
+    result = build_site(subs, site, progress=False)  # the lock went with its holder
+    assert result["submissions"] == 2 and calls == []
