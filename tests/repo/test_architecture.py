@@ -232,20 +232,27 @@ CONSTANTS = [
 ]
 
 
-@pytest.mark.parametrize(("pattern", "name"), CONSTANTS, ids=[n for _, n in CONSTANTS])
-def test_each_shared_constant_is_written_once(pattern, name):
-    code_only = re.compile(r"^\s*(#|\"\"\"|''')")
-    hits = []
+@functools.cache
+def code_lines() -> tuple[tuple[str, int, str], ...]:
+    """Every line of code in our packages as (module, line number, the code before a trailing comment): docstrings
+    and comment lines left out. Read once for all the constants below."""
+    comment_only = re.compile(r"^\s*(#|\"\"\"|''')")
+    out = []
     for module, path in MODULES.items():
         in_doc = False
         for k, line in enumerate(path.read_text().splitlines(), 1):
-            stripped = line.strip()
-            if stripped.count('"""') % 2 == 1:
+            if line.strip().count('"""') % 2 == 1:
                 in_doc = not in_doc
                 continue
-            if in_doc or code_only.match(line) or not re.search(pattern, line.split("  #")[0]):
-                continue
-            hits.append(f"{module}:{k}")
+            if not in_doc and not comment_only.match(line):
+                out.append((module, k, line.split("  #")[0]))
+    return tuple(out)
+
+
+@pytest.mark.parametrize(("pattern", "name"), CONSTANTS, ids=[n for _, n in CONSTANTS])
+def test_each_shared_constant_is_written_once(pattern, name):
+    written = re.compile(pattern)
+    hits = [f"{module}:{k}" for module, k, code in code_lines() if written.search(code)]
     assert len(hits) == 1, f"{name} is written in {len(hits)} places: {hits}"
 
 
