@@ -27,6 +27,24 @@ atexit.register(shutil.rmtree, _HF_CACHE, ignore_errors=True)
 # the leaderboard cache's signing key: one per test session, never the user's own (~/.cache/grid2matrix)
 os.environ["G2M_CACHE_KEY_FILE"] = os.path.join(_HF_CACHE, "g2m-key", "leaderboard.key")
 
+
+def _share_the_cores() -> None:
+    """Under xdist, each worker (and each g2m process it starts: the variable is inherited) gets its share of the
+    cores for torch's intra-op threads. By default every process takes one thread per core, so two workers on two
+    cores run four busy threads, and a thread that waits for its partner at each op's barrier spins instead of
+    sleeping: training a probe took twice the CPU time with two threads as with one on a 2-core machine whose other
+    core was busy. An OMP_NUM_THREADS set by the caller is kept."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 0)
+    if not workers:
+        return
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    os.environ.setdefault("OMP_NUM_THREADS", str(threads))
+    if "torch" in sys.modules:  # already imported (a plugin): its pool has been sized, so size it again
+        sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+
+
+_share_the_cores()
+
 from dataset_builder.release.build import BuildParams, build  # noqa: E402
 from tests.support import scheduling  # noqa: E402
 from tests.support.helpers import SMALL_CONFIGS, SMALL_SCALE, TINY_SCALE  # noqa: E402
@@ -138,6 +156,8 @@ def random_run(small_release, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_vlm(tmp_path_factory) -> Path:
+    """The docs' offline model (scripts/make_tiny_vlm.py) with 3 vision blocks and 3 decoder layers, images at 256 px.
+    Read only: every file of a worker that sweeps or serves a tiny VLM shares it."""
     from probing.tiny import make_tiny_qwen3_vl
 
     return make_tiny_qwen3_vl(tmp_path_factory.mktemp("vlm") / "tiny-vlm", depth=3, layers=3, max_side=256)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -70,8 +71,15 @@ def _spec(encoder, release, tmp, **kw):
                      cache_dir=str(tmp / "cache"), train=kw.pop("train", FAST), **kw)
 
 
-def test_the_probe_learns_and_writes_its_results(pixel_encoder, small_release, tmp_path):
-    res = run_probe(_spec(pixel_encoder, small_release, tmp_path), progress=False)
+@pytest.fixture(scope="module")
+def learned(pixel_encoder, small_release, tmp_path_factory) -> tuple[dict, Path]:
+    """One probe trained on the pixel encoder (its results and its folder), which the tests below read and rerun."""
+    tmp = tmp_path_factory.mktemp("learned")
+    return run_probe(_spec(pixel_encoder, small_release, tmp), progress=False), tmp
+
+
+def test_the_probe_learns_and_writes_its_results(learned):
+    res = learned[0]
     assert res["test"]["cell_accuracy"] > 0.9  # chance is 1/3
     assert res["images_encoded"] == 160 + 40 + 200  # every image exactly once
     out = Path(res["output_dir"])
@@ -88,15 +96,17 @@ def test_the_probe_learns_and_writes_its_results(pixel_encoder, small_release, t
             assert im.format == "PNG" and im.size[0] > 300
 
 
-def test_a_rerun_reads_the_cache_and_never_calls_the_encoder(pixel_encoder, small_release, tmp_path, monkeypatch):
-    first = run_probe(_spec(pixel_encoder, small_release, tmp_path), progress=False)
+def test_a_rerun_reads_the_cache_and_never_calls_the_encoder(learned, pixel_encoder, small_release, tmp_path,
+                                                            monkeypatch):
+    first, tmp = learned
 
     def forbidden(self, images):
         raise AssertionError("the encoder ran although its features were cached")
 
     monkeypatch.setattr(Encoder, "grids", forbidden)
-    second = run_probe(_spec(pixel_encoder, small_release, tmp_path), progress=False)
-    assert second["encoder_calls"] == 0 and second["cache"] == first["cache"]
+    # the first run's cache, results written elsewhere (the first run's files stay as the test above reads them)
+    second = run_probe(replace(_spec(pixel_encoder, small_release, tmp), out=str(tmp_path / "out")), progress=False)
+    assert first["encoder_calls"] > 0 and second["encoder_calls"] == 0 and second["cache"] == first["cache"]
     assert second["test"] == first["test"]  # same seed, same cache: the same probe
 
 
@@ -276,18 +286,19 @@ def test_the_default_schedule_is_the_authors_shuffled_epochs():
 
 
 def test_the_readme_probing_example_runs_offline(tmp_path):
-    """The newcomer's route, as the README writes it: a small build, a tiny encoder from a config, a short probe."""
+    """The newcomer's route, as docs/probing.md writes it: a small build (200 images), a tiny encoder from a config,
+    a 50-step probe."""
     import subprocess
     import sys
 
     from tests.support.helpers import REPO, g2m
 
-    assert g2m("build", "--out", str(tmp_path / "demo-data"), "--configs", "probe_n20_c3", "--scale", "0.05",
+    assert g2m("build", "--out", str(tmp_path / "demo-data"), "--configs", "probe_n20_c3", "--scale", "0.01",
                check=True).returncode == 0
     subprocess.run([sys.executable, str(REPO / "scripts" / "make_tiny_encoder.py"), str(tmp_path / "demo-encoder")],
                    check=True, capture_output=True, timeout=120)
     res = g2m("probe", "--encoder", str(tmp_path / "demo-encoder"), "--config", "probe_n20_c3", "--data",
-              str(tmp_path / "demo-data"), "--steps", "150", "--eval-every", "50", "--out", str(tmp_path / "probes"),
+              str(tmp_path / "demo-data"), "--steps", "50", "--eval-every", "25", "--out", str(tmp_path / "probes"),
               "--quiet")
     assert res.returncode == 0, res.stderr
     result = json.loads(next((tmp_path / "probes").rglob("result.json")).read_text())

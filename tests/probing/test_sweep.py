@@ -24,14 +24,6 @@ pytestmark = pytest.mark.slow  # builds models, extracts features, trains probes
 FAST = TrainConfig(steps=6, eval_every=3, patience=2)
 
 
-@pytest.fixture(scope="module")
-def tiny_vlm(tmp_path_factory) -> Path:
-    """The README's offline model (scripts/make_tiny_vlm.py): 3 vision blocks, 3 decoder layers, images at 256 px."""
-    from probing.tiny import make_tiny_qwen3_vl as make
-
-    return make(tmp_path_factory.mktemp("vlm") / "tiny-vlm", depth=3, layers=3, max_side=256)
-
-
 def _spec(model, release, tmp, **kw) -> SweepSpec:
     return SweepSpec(encoder=str(model), config="probe_n20_c3", data=str(release), out=str(tmp / "out"),
                      batch_size=4, chunk_rows=8, train=kw.pop("train", FAST), **kw)
