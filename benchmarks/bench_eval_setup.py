@@ -20,14 +20,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from child_cpu import REPO, child  # benchmarks/child_cpu.py: the script's own folder is on sys.path
 
 #: Runs ``g2m ARGS`` in this process, counting the filter's calls and cells and the dataset loads, printed last.
 CHILD = """
@@ -54,19 +51,6 @@ sys.exit(code)
 """
 IMPORTS = "import torch, transformers, datasets, lm_eval.evaluator, lm_eval.tasks"
 
-
-def _children_cpu() -> float:
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
-
-
-def child(args: list[str], env: dict) -> tuple[float, str]:
-    """CPU seconds of ``python ARGS`` in a child process, and its output."""
-    cpu = _children_cpu()
-    res = subprocess.run([sys.executable, *args], cwd=REPO, env=env, capture_output=True, text=True)
-    if res.returncode != 0:
-        sys.exit(f"{' '.join(args)[:200]} failed:\n{res.stderr[-3000:]}")
-    return _children_cpu() - cpu, res.stdout
 
 
 def main() -> None:

@@ -24,32 +24,17 @@ import argparse
 import inspect
 import json
 import os
-import resource
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from child_cpu import REPO, child  # benchmarks/child_cpu.py: the script's own folder is on sys.path
+
 #: report function -> (its draw function, whether the report crops it to what is drawn)
 FIGURES = {"accuracy_vs_n": ("draw_accuracy_vs_n", False), "heatmap_grid": ("draw_heatmap_grid", True),
            "confusion": ("draw_confusion", False), "alignment": ("draw_alignment", False)}
 
-
-def _children_cpu() -> float:
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
-
-
-def child(args: list[str], env: dict) -> tuple[float, str]:
-    """CPU seconds and stdout of ``python ARGS`` in a child process."""
-    cpu = _children_cpu()
-    res = subprocess.run([sys.executable, *args], cwd=REPO, env=env, capture_output=True, text=True)
-    if res.returncode != 0:
-        sys.exit(f"{' '.join(args)} failed:\n{res.stderr[-3000:]}")
-    return _children_cpu() - cpu, res.stdout
 
 
 def plain_write(fig, path: Path, crop: bool) -> None:

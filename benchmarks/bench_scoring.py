@@ -26,29 +26,18 @@ import argparse
 import gzip
 import json
 import os
-import resource
 import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from child_cpu import REPO, child  # benchmarks/child_cpu.py: the script's own folder is on sys.path
+
 MAX_REPORT_S, MAX_SUBMIT_S, MAX_BUILD_RATIO = 3.0, 3.0, 2.0
-
-
-def _children_cpu() -> float:
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
 
 
 def g2m(*args: str, env: dict) -> float:
     """CPU seconds of ``g2m ARGS`` in a child process."""
-    cpu = _children_cpu()
-    res = subprocess.run([sys.executable, "-m", "g2m_cli", *args], cwd=REPO, env=env, capture_output=True, text=True)
-    if res.returncode != 0:
-        sys.exit(f"g2m {' '.join(args)} failed:\n{res.stderr[-3000:]}")
-    return _children_cpu() - cpu
+    return child(["-m", "g2m_cli", *args], env)[0]
 
 
 def main() -> None:
