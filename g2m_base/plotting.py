@@ -7,7 +7,6 @@ dependency, in the ``probing`` and ``report`` extras).
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from pathlib import Path
 
 #: No creation date in an SVG (with ``pyplot()``'s fixed id salt, the same figure is the same bytes).
@@ -42,9 +41,8 @@ def write(fig, path: Path, dpi: float | None = None, svg: bool = True, crop: boo
         own = fig.dpi
         fig.set_dpi(dpi)
         try:
-            with _colorbars_measured_once(fig):
-                if engine is not None:
-                    engine.execute(fig)  # a no-op once tight_layout() has placed the axes
+            if engine is not None:
+                engine.execute(fig)  # a no-op once tight_layout() has placed the axes
             if crop:
                 box = fig.get_tightbbox(fig.canvas.get_renderer()).padded(rcParams["savefig.pad_inches"])
         finally:
@@ -55,24 +53,3 @@ def write(fig, path: Path, dpi: float | None = None, svg: bool = True, crop: boo
         fig.savefig(path.with_suffix(".svg"), bbox_inches=box, metadata=SVG_METADATA)
     pyplot().close(fig)
 
-
-@contextmanager
-def _colorbars_measured_once(fig):
-    """Constrained layout asks a colorbar shared by several axes for its extent once per axes it serves, and each
-    answer measures all its ticks and its label again: until the colorbar is moved the answer is the same, so it is
-    kept, by where the colorbar is, for as long as the layout is being solved."""
-    bars = [ax for ax in fig.axes if hasattr(ax, "_colorbar")]
-    for ax in bars:
-        def once(*args, _ax=ax, _measure=ax.get_tightbbox, _seen: dict = {}, **kw):  # noqa: B006  (one per colorbar)
-            key = (_ax.get_position().bounds, _ax.get_position(original=True).bounds, _ax.figure.dpi, args,
-                   tuple(sorted(kw.items())))
-            if key not in _seen:
-                _seen[key] = _measure(*args, **kw)
-            return _seen[key].frozen()
-
-        ax.get_tightbbox = once
-    try:
-        yield
-    finally:
-        for ax in bars:
-            del ax.get_tightbbox
