@@ -6,8 +6,9 @@
 #   scripts/install_torch.sh VENV_PYTHON --plan   print the choice (and the PyTorch index uv would use); install nothing
 #
 # The choice, in order:
-#   1. a wheel of the pinned version on this machine's disk (pip's find-links, as on CI's machines): pip installs it,
-#      offline;
+#   1. a wheel of the pinned version on this machine's disk (pip's find-links, as on CI's machines): pip finds it, offline,
+#      and uv installs that file when the venv has uv (scripts/setup.sh installs it first: seconds, where pip takes a
+#      minute), else pip does;
 #   2. otherwise uv (pinned, installed into the venv) with --torch-backend: uv itself looks for an NVIDIA driver and
 #      takes PyTorch's CUDA index that fits it, or PyTorch's CPU index where there is none. No detector of ours.
 # G2M_TORCH_VERSION picks the version (default 2.13.0); G2M_TORCH_BACKEND=cpu|cu128|... overrides uv's detection.
@@ -19,16 +20,25 @@ BACKEND=${G2M_TORCH_BACKEND:-auto}
 UV_VERSION=0.13.8
 TORCH="torch==$VERSION"
 
-if "$PY" -m pip install --dry-run --no-index --no-deps --ignore-installed -q "$TORCH" >/dev/null 2>&1; then
+UV=${UV:-$(dirname "$PY")/uv}
+# pip reads the machine's find-links (its config or PIP_FIND_LINKS): its report names the wheel it would take
+wheel=$("$PY" -m pip install --dry-run --no-index --no-deps --ignore-installed -q --report - "$TORCH" 2>/dev/null \
+        | "$PY" -c 'import json, sys, urllib.parse as u
+print(u.unquote(u.urlparse(json.load(sys.stdin)["install"][0]["download_info"]["url"]).path))' 2>/dev/null \
+        || true)
+if [ -n "$wheel" ]; then
   if [ "$MODE" = --plan ]; then
-    echo "torch $VERSION: a wheel on this machine's disk (pip install $TORCH, offline)"
+    echo "torch $VERSION: a wheel on this machine's disk (${wheel##*/}, offline)"
     exit 0
   fi
-  "$PY" -m pip install -q "$TORCH"
+  if [ -x "$UV" ]; then
+    "$UV" pip install -q --python "$PY" "$wheel"
+  else
+    "$PY" -m pip install -q "$TORCH"
+  fi
   exit 0
 fi
 
-UV=${UV:-$(dirname "$PY")/uv}
 if [ "$MODE" = --plan ]; then
   if [ ! -x "$UV" ]; then
     echo "torch $VERSION: uv --torch-backend $BACKEND (uv is not installed yet, so its choice is not known)"

@@ -56,7 +56,7 @@ def _plan(tmp_path: Path, local_wheel: bool, driver: str | None, backend: str | 
 
 
 @pytest.mark.parametrize(("local_wheel", "driver", "backend", "expected"), [
-    (True, None, None, "torch 2.13.0: a wheel on this machine's disk (pip install torch==2.13.0, offline)"),
+    (True, None, None, "torch 2.13.0: a wheel on this machine's disk (torch-2.13.0+cpu-py3-none-any.whl, offline)"),
     (True, "570.86.10", None, "torch 2.13.0: a wheel on this machine's disk"),  # CI: the local wheel, whatever the GPU
     (False, None, None, "torch 2.13.0: uv --torch-backend auto picks cpu"),
     (False, "570.86.10", None, "torch 2.13.0: uv --torch-backend auto picks cu129 (uv: Detected CUDA driver version "
@@ -74,7 +74,7 @@ def test_the_choice_of_torch(tmp_path, local_wheel, driver, backend, expected):
 def test_setup_sh_installs_torch_through_the_script_and_both_pin_the_same_versions():
     setup = (REPO / "scripts" / "setup.sh").read_text()
     install = SCRIPT.read_text()
-    assert "bash scripts/install_torch.sh .venv/bin/python" in setup
+    assert 'bash scripts/install_torch.sh "$PY"' in setup
     assert setup.index("install_torch.sh") < setup.index('-e ".[')  # torch before anything that would pull one
     # setup.sh installs the package with "$TORCH" once more: the same default pin, or pip would swap torch for another
     pins = [re.findall(r"\$\{G2M_TORCH_VERSION:-([0-9.]+)\}", text) for text in (setup, install)]
