@@ -1,8 +1,8 @@
 """The report's figures: accuracy against N, one grid of per-cell heatmaps, colour confusion per palette size, patch
 alignment within each grid size, and probe against end-to-end (the Digital Agnosia gap).
 
-Every figure has a title and labelled axes, and is written as PNG (150 dpi) and SVG side by side; the functions
-return the PNG's file name.
+Every figure has a title and labelled axes, and is written as PNG (150 dpi) and SVG side by side (``svg=False``: the
+PNG alone, for a page that shows only the PNG); the functions return the PNG's file name.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ DPI = 150
 TITLE_Y = 1.0
 
 
-def write(fig, path: Path, crop: bool = False) -> str:
-    """``fig`` written to ``path`` (PNG at ``DPI``) and beside it as SVG, laid out once (``plotting.write``); returns
-    the PNG's name. ``crop``: cut to what is drawn."""
-    plotting.write(fig, path, DPI, crop=crop)
+def write(fig, path: Path, crop: bool = False, svg: bool = True) -> str:
+    """``fig`` written to ``path`` (PNG at ``DPI``) and, with ``svg``, beside it as SVG, laid out once
+    (``plotting.write``); returns the PNG's name. ``crop``: cut to what is drawn."""
+    plotting.write(fig, path, DPI, svg=svg, crop=crop)
     return path.name
 
 
@@ -60,9 +60,10 @@ def _same_note(name: str, groups: list[list[int]]) -> str:
     return "; ".join(" and ".join(f"C={c}" for c in g) + f" have the same {name}" for g in groups)
 
 
-def accuracy_vs_n(tasks: dict[tuple[int, int], dict], path: Path, probes: dict | None = None, title: str = "") -> str:
+def accuracy_vs_n(tasks: dict[tuple[int, int], dict], path: Path, probes: dict | None = None, title: str = "",
+                  svg: bool = True) -> str:
     """``draw_accuracy_vs_n``, written to ``path`` (PNG) and beside it as SVG; returns the PNG's name."""
-    return write(draw_accuracy_vs_n(tasks, probes, title), path)
+    return write(draw_accuracy_vs_n(tasks, probes, title), path, svg=svg)
 
 
 def draw_accuracy_vs_n(tasks: dict[tuple[int, int], dict], probes: dict | None = None, title: str = ""):
@@ -120,9 +121,10 @@ def _cell_ticks(ax, n: int) -> None:
 
 
 def heatmap_grid(hms: dict[int, np.ndarray], counts: dict[int, int], path: Path, title: str,
-                 patch: float | None = None, input_size: float = DEFAULT_RESOLUTION, cols: int = 5) -> str:
+                 patch: float | None = None, input_size: float = DEFAULT_RESOLUTION, cols: int = 5,
+                 svg: bool = True) -> str:
     """``draw_heatmap_grid``, written to ``path`` (PNG) and beside it as SVG; returns the PNG's name."""
-    return write(draw_heatmap_grid(hms, counts, title, patch, input_size, cols), path, crop=True)
+    return write(draw_heatmap_grid(hms, counts, title, patch, input_size, cols), path, crop=True, svg=svg)
 
 
 def draw_heatmap_grid(hms: dict[int, np.ndarray], counts: dict[int, int], title: str, patch: float | None = None,
@@ -161,9 +163,10 @@ def draw_heatmap_grid(hms: dict[int, np.ndarray], counts: dict[int, int], title:
     return fig
 
 
-def confusion(by_palette: dict[int, np.ndarray], biases: dict[int, dict], path: Path, title: str) -> str:
+def confusion(by_palette: dict[int, np.ndarray], biases: dict[int, dict], path: Path, title: str,
+              svg: bool = True) -> str:
     """``draw_confusion``, written to ``path`` (PNG) and beside it as SVG; returns the PNG's name."""
-    return write(draw_confusion(by_palette, biases, title), path)
+    return write(draw_confusion(by_palette, biases, title), path, svg=svg)
 
 
 def draw_confusion(by_palette: dict[int, np.ndarray], biases: dict[int, dict], title: str):
@@ -198,9 +201,9 @@ def draw_confusion(by_palette: dict[int, np.ndarray], biases: dict[int, dict], t
     return _titled(fig, title)
 
 
-def alignment(results: list[dict], path: Path, title: str) -> str:
+def alignment(results: list[dict], path: Path, title: str, svg: bool = True) -> str:
     """``draw_alignment``, written to ``path`` (PNG) and beside it as SVG; returns the PNG's name."""
-    return write(draw_alignment(results, title), path)
+    return write(draw_alignment(results, title), path, svg=svg)
 
 
 def draw_alignment(results: list[dict], title: str):

@@ -32,15 +32,16 @@ def write_model_page(row: dict, folder: Path) -> str:
     title = plot(name, 60)
     protocol = PROTOCOL_TITLES["g2m"]  # the site scores every output under G2M's protocol
     conf = confusion_by_palette(scored)
+    # the page shows each figure as its PNG, and nothing links an SVG: drawing one would cost a third of the page
     figs = [figures.accuracy_vs_n(tasks, assets / "accuracy_vs_n.png",
-                                  title=f"{title}: accuracy against grid size\n{protocol}"),
+                                  title=f"{title}: accuracy against grid size\n{protocol}", svg=False),
             figures.heatmap_grid(hms, counts, assets / "heatmaps.png", f"{title}: accuracy of each cell\n{protocol}",
-                                 16),
+                                 16, svg=False),
             figures.confusion(conf, {c: color_bias(m) for c, m in conf.items()}, assets / "confusion.png",
-                              f"{title}: colour confusion per palette size\n{protocol}"),
+                              f"{title}: colour confusion per palette size\n{protocol}", svg=False),
             figures.alignment([patch_crossing.alignment(hms, counts, p) for p in PATCH_SIZES],
                               assets / "patch_alignment.png",
-                              f"{title}: patch alignment within each grid size\n{protocol}")]
+                              f"{title}: patch alignment within each grid size\n{protocol}", svg=False)]
     meta = [[k, json.dumps(v) if not isinstance(v, str) else v] for k, v in _flat(row["meta"]).items()]
     rows = [[str(n), str(c), fmt_ci(s["exact_match"], s["exact_match_ci"]),
              fmt_ci(s["cell_accuracy"], s["cell_accuracy_ci"]),

@@ -24,11 +24,15 @@ package into the shared venv from the scratch copy; the test checks instead that
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import re
 import signal
 import subprocess
 import sys
+import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,6 +50,9 @@ SETUP = "bash scripts/setup.sh"
 #: Commands that can plan without a model, data or network when given --dry-run.
 DRY_RUNNABLE = re.compile(r"(\.venv/bin/g2m|\bg2m|-m g2m_cli)\s+(eval|probe sweep|push)\b")
 PAGE_TIMEOUT = 1200
+#: A port a page's server listens on: pages run side by side (one per xdist worker), and two that start a server on
+#: the same port would take each other's requests or fail to bind, so a page holds its ports while it runs.
+PORT = re.compile(r"--port\s+(\d+)")
 
 
 @dataclass(frozen=True)
@@ -290,6 +297,24 @@ def run_page_blocks(page: str, scratch: Path) -> None:
     page_blocks = [b for b in ALL if b.page == page]
     chosen = [i for i, b in enumerate(page_blocks) if b.kind == "run" or "dry-run" in b.flags]
     script = "set -euo pipefail\n" + "".join(f"echo '{BEGIN.format(i)}'\n{script_of(page_blocks[i])}" for i in chosen)
+    with ports_held(PORT.findall(script)):
+        output, returncode = _run_script(script, scratch)
+    parts = re.split(r"^@@docs-test block (\d+) begins@@$", output, flags=re.M)
+    printed = {int(parts[k]): parts[k + 1] for k in range(1, len(parts), 2)}
+    if returncode != 0:
+        last = page_blocks[max(printed)] if printed else page_blocks[chosen[0]]
+        pytest.fail(f"{last.where} failed (exit {returncode}, {PAGE_TIMEOUT} s allowed):\n{last.text}\n"
+                    f"{printed.get(max(printed, default=-1), output)[-6000:]}")
+    for i in chosen:
+        shown = page_blocks[i + 1] if i + 1 < len(page_blocks) else None
+        if page_blocks[i].kind == "run" and shown is not None and shown.kind == "output":
+            missing = shown_output_missing(shown.text, printed[i], tolerance_of(shown))
+            assert missing is None, (f"{shown.where}: {missing!r} is not in what {page_blocks[i].where} printed:\n"
+                                     f"{printed[i][-6000:]}")
+
+
+def _run_script(script: str, scratch: Path) -> tuple[str, int]:
+    """(what the script printed, its exit status); whatever it left running is killed with it."""
     proc = subprocess.Popen(["bash", "-c", script], cwd=scratch, env=environment(scratch), stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
@@ -302,18 +327,38 @@ def run_page_blocks(page: str, scratch: Path) -> None:
         except ProcessLookupError:
             pass
         proc.wait()
-    parts = re.split(r"^@@docs-test block (\d+) begins@@$", output, flags=re.M)
-    printed = {int(parts[k]): parts[k + 1] for k in range(1, len(parts), 2)}
-    if proc.returncode != 0:
-        last = page_blocks[max(printed)] if printed else page_blocks[chosen[0]]
-        pytest.fail(f"{last.where} failed (exit {proc.returncode}, {PAGE_TIMEOUT} s allowed):\n{last.text}\n"
-                    f"{printed.get(max(printed, default=-1), output)[-6000:]}")
-    for i in chosen:
-        shown = page_blocks[i + 1] if i + 1 < len(page_blocks) else None
-        if page_blocks[i].kind == "run" and shown is not None and shown.kind == "output":
-            missing = shown_output_missing(shown.text, printed[i], tolerance_of(shown))
-            assert missing is None, (f"{shown.where}: {missing!r} is not in what {page_blocks[i].where} printed:\n"
-                                     f"{printed[i][-6000:]}")
+    return output, proc.returncode
+
+
+@contextlib.contextmanager
+def ports_held(ports, timeout: float = PAGE_TIMEOUT):
+    """Hold a lock per port (a file in the temp folder, shared by every xdist worker) while the body runs; a page
+    waits for another page that holds one of its ports. The kernel drops a lock when its holder dies."""
+    with contextlib.ExitStack() as stack:
+        for port in sorted(set(ports), key=int):  # always in one order: two pages never wait on each other
+            fh = stack.enter_context(open(Path(tempfile.gettempdir()) / f"g2m-docs-port-{port}.lock", "w"))
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        pytest.fail(f"port {port} was held by another docs page for over {timeout:.0f} s")
+                    time.sleep(0.2)
+        yield
+
+
+def test_pages_that_serve_on_one_port_take_turns():
+    serving = next(b for b in ALL if b.page == "docs/reports.md" and "--port" in b.text)
+    assert PORT.findall(script_of(serving)) == ["8000"]
+    lock = Path(tempfile.gettempdir()) / "g2m-docs-port-8000.lock"
+    take = "import fcntl, sys; fcntl.flock(open(sys.argv[1], 'w'), fcntl.LOCK_EX | fcntl.LOCK_NB)"
+    with ports_held(["8000"]):
+        other = subprocess.run([sys.executable, "-c", take, str(lock)], capture_output=True, text=True, timeout=60)
+        assert other.returncode != 0 and "BlockingIOError" in other.stderr  # held: another page would wait
+    with ports_held(["8000"], timeout=5):
+        pass  # released: taken again at once
 
 
 RUN_PAGES = sorted({b.page for b in ALL if b.kind == "run" or "dry-run" in b.flags})
