@@ -5,8 +5,9 @@
 
 A full ``zero_shot`` release is built and the built-in ``g2m-oracle`` baseline evaluated on it (not counted); then
 each command runs as a user runs it, ``python -m g2m_cli ...`` in a child process (start-up and imports included),
-and its CPU seconds (user + system of the child) are measured, which stay close to what an idle machine would take
-however busy the machine is (wall times on a shared machine do not):
+and its CPU seconds (user + system of the child) are measured, which stay closer to what an idle machine would take
+than wall times do on a shared machine; each command runs ``--repeat`` times (default 3), in turns, and the least is
+kept, since a busy neighbour only ever adds to them:
 
   report    - ``g2m report RUN``: every output re-scored (both protocols), tables, figures, pages;
   submit    - ``g2m submit RUN``: the run read and checked against the release, the file written;
@@ -43,6 +44,8 @@ def g2m(*args: str, env: dict) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--keep", help="a folder for the build and the run, kept (reused when it holds them)")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="runs of each command, in turns; the least CPU seconds of each is kept (default 3)")
     args = ap.parse_args()
     tmp = Path(args.keep or tempfile.mkdtemp(prefix="g2m-bench-scoring-"))
     tmp.mkdir(parents=True, exist_ok=True)
@@ -55,25 +58,35 @@ def main() -> None:
             g2m("eval", "--model", "g2m-oracle", "--data", str(tmp / "data"), "--out", str(tmp / "runs"), "--quiet",
                 env=env)
         sub = tmp / "submission.json.gz"
-        report = g2m("report", str(run), "--out", str(tmp / "report"), env=env)
-        submit = g2m("submit", str(run), "--no-input", "--out", str(sub), env=env)
-        validate = g2m("validate", str(sub), env=env)
-
-        doc = json.loads(gzip.decompress(sub.read_bytes()))
-        doc["metadata"]["model"]["id"] = "bench-oracle"
         subs, empty = tmp / "subs", tmp / "empty"
-        for d in (subs, empty, tmp / "site0", tmp / "site"):
-            shutil.rmtree(d, ignore_errors=True)
-        subs.mkdir()
-        empty.mkdir()
-        (subs / "bench-oracle.json.gz").write_bytes(gzip.compress(json.dumps(doc).encode("ascii"), mtime=0))
-        g2m("leaderboard", "build", str(empty), "--out", str(tmp / "site0"), "--quiet", env=env)  # primes the store
-        first = g2m("leaderboard", "build", str(subs), "--out", str(tmp / "site"), "--quiet", env=env)
+
+        def first_build() -> float:
+            shutil.rmtree(tmp / "site", ignore_errors=True)
+            return g2m("leaderboard", "build", str(subs), "--out", str(tmp / "site"), "--quiet", env=env)
+
+        best: dict[str, float] = {}
+        for turn in range(max(1, args.repeat)):  # a noisy neighbour only ever adds CPU seconds: the least is kept
+            cpu = {"report": g2m("report", str(run), "--out", str(tmp / "report"), env=env),
+                   "submit": g2m("submit", str(run), "--no-input", "--out", str(sub), env=env),
+                   "validate": g2m("validate", str(sub), env=env)}
+            if turn == 0:
+                doc = json.loads(gzip.decompress(sub.read_bytes()))
+                doc["metadata"]["model"]["id"] = "bench-oracle"
+                for d in (subs, empty, tmp / "site0"):
+                    shutil.rmtree(d, ignore_errors=True)
+                subs.mkdir()
+                empty.mkdir()
+                (subs / "bench-oracle.json.gz").write_bytes(gzip.compress(json.dumps(doc).encode("ascii"), mtime=0))
+                g2m("leaderboard", "build", str(empty), "--out", str(tmp / "site0"), "--quiet", env=env)  # the store
+            cpu["first"] = first_build()
+            best = {k: min(v, best.get(k, v)) for k, v in cpu.items()}
+        report, submit, validate, first = best["report"], best["submit"], best["validate"], best["first"]
 
         def line(name: str, cpu: float, target: str, met: bool) -> None:
             print(f"{name:<26}: {cpu:6.2f} CPU-s   {target}: {'met' if met else 'MISSED'}")
 
-        print(f"full zero_shot run of g2m-oracle ({len(doc['records']):,} outputs), CPU seconds of each command:")
+        print(f"full zero_shot run of g2m-oracle ({len(doc['records']):,} outputs), CPU seconds of each command "
+              f"(the least of {max(1, args.repeat)} runs):")
         line("g2m report", report, f"= {report / MAX_REPORT_S:.2f}x the {MAX_REPORT_S:.0f} s target",
              report <= MAX_REPORT_S)
         line("g2m submit", submit, f"= {submit / MAX_SUBMIT_S:.2f}x the {MAX_SUBMIT_S:.0f} s target",

@@ -63,8 +63,14 @@ class Scored:
     def pred(self) -> np.ndarray:
         """(N, N): the value read for each cell, -1 where none was (clamped, so any integer fits)."""
         n = self.grid_size
+        matrix = self.score.matrix or ()
+        if len(matrix) == n and all(len(row) == n for row in matrix):
+            try:  # N x N (the common case): one array; a value past int64 takes the loop below, which clamps it
+                return np.clip(np.asarray(matrix, dtype=np.int64), -10**9, 10**9)
+            except OverflowError:
+                pass
         pred = np.full((n, n), -1, dtype=np.int64)
-        for r, row in enumerate((self.score.matrix or ())[:n]):
+        for r, row in enumerate(matrix[:n]):
             vals = np.clip(np.asarray(row[:n], dtype=np.float64), -1e9, 1e9).astype(np.int64)
             pred[r, : len(vals)] = vals
         return pred
@@ -119,16 +125,15 @@ def heatmaps(rows: Iterable[Scored]) -> dict[int, np.ndarray]:
 def confusion(rows: Iterable[Scored], num_values: int = 10) -> np.ndarray:
     """(true value) x (predicted value, then one last column for anything outside 0..9 or missing), over the cells
     of parsed outputs."""
-    conf = np.zeros((num_values, num_values + 1), dtype=np.int64)
-    for r in rows:
-        if r.score.parse_failed:
-            continue
-        true = r.target.reshape(-1)
-        pred = r.pred.reshape(-1)
-        bad = (pred < 0) | (pred >= num_values)
-        np.add.at(conf, (true[~bad], pred[~bad]), 1)
-        np.add.at(conf[:, num_values], true[bad], 1)
-    return conf
+    read = [r for r in rows if not r.score.parse_failed]
+    if not read:
+        return np.zeros((num_values, num_values + 1), dtype=np.int64)
+    true = np.concatenate([r.target.reshape(-1) for r in read])
+    pred = np.concatenate([r.pred.reshape(-1) for r in read])
+    pred = np.where((pred < 0) | (pred >= num_values), num_values, pred)  # the last column: invalid or missing
+    # every cell counted at once: (true, predicted) as one index into the flattened table
+    cells = np.bincount(true * (num_values + 1) + pred, minlength=num_values * (num_values + 1))
+    return cells.reshape(num_values, num_values + 1).astype(np.int64)
 
 
 def confusion_by_palette(rows: Iterable[Scored]) -> dict[int, np.ndarray]:

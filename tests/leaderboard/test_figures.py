@@ -65,6 +65,27 @@ def test_each_palette_gets_its_own_confusion_and_a_value_outside_it_is_invalid()
     assert np.allclose(rows[:, :10], 0.1, atol=0.05)  # uniform within the palette: no palette blocks
 
 
+@pytest.mark.parametrize("answer", [
+    "[[0, 1, 2], [2, 1, 0], [1, 1, 1]]",  # N x N, in the palette
+    "[[0, 7, 2], [2, -1, 0], [1, 1, 99999999999999999999999]]",  # outside the palette, negative, past int64
+    "[[0, 1], [2, 1, 0, 5]]",  # ragged and short: missing cells
+    "[[9223372036854775807, 1, 2], [2, 1, 0], [1, 1, 1]]",  # int64's largest
+    "no matrix",  # a parse failure: no cell counted
+])
+def test_the_confusion_counts_each_cell_once_where_it_was_read(answer):
+    target = np.array([[0, 1, 2], [2, 1, 0], [1, 2, 0]])
+    row = score_output("zs-n03-c3-0000", answer, target, 3)
+    conf = confusion_by_palette([row])[3]
+    want = np.zeros((3, 4), dtype=np.int64)  # cell by cell, as a reader would count them
+    if not row.score.parse_failed:
+        read = row.score.matrix
+        for r in range(3):
+            for c in range(3):
+                v = read[r][c] if r < len(read) and c < len(read[r]) else None
+                want[target[r, c], v if v is not None and 0 <= v < 3 else 3] += 1
+    assert conf.tolist() == want.tolist() and conf.dtype == np.int64
+
+
 @pytest.mark.slow  # draws every report figure (seconds)
 def test_every_figure_is_png_and_svg(tmp_path):
     rows = _rows(3, lambda t, rng: format_answer(t)) + _rows(5, _with_missing_cells)
