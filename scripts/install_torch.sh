@@ -32,7 +32,7 @@ if [ -n "$wheel" ]; then
     exit 0
   fi
   if [ -x "$UV" ]; then
-    "$UV" pip install -q --python "$PY" "$wheel"
+    "$UV" pip install -q --compile-bytecode --python "$PY" "$wheel"
   else
     "$PY" -m pip install -q "$TORCH"
   fi
@@ -54,4 +54,4 @@ if [ "$MODE" = --plan ]; then
   exit 0
 fi
 "$PY" -m pip install -q "uv==$UV_VERSION"
-"$UV" pip install --python "$PY" --torch-backend "$BACKEND" "$TORCH"
+"$UV" pip install --compile-bytecode --python "$PY" --torch-backend "$BACKEND" "$TORCH"

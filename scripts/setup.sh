@@ -12,7 +12,8 @@ VENV=${G2M_VENV:-.venv}
 PY="$VENV/bin/python"
 # uv, pinned: the version pyproject.toml's dev extra names, so the install below does not replace it
 "$PY" -m pip install -q "uv==$(sed -n 's/.*"uv==\([0-9.]*\)".*/\1/p' pyproject.toml)"
-UV=("$VENV/bin/uv" pip install -q --python "$PY")
+# --compile-bytecode: byte-code written now, as pip does, not by the first import of each of torch's thousands of files
+UV=("$VENV/bin/uv" pip install -q --compile-bytecode --python "$PY")
 # torch first, pinned, in the build that fits the machine (scripts/install_torch.sh: a wheel on this disk, as on CI,
 # else uv's --torch-backend auto: CPU without an NVIDIA GPU, CUDA with one); an unpinned torch pulled in by
 # transformers or lm-eval would be a multi-GB CUDA build whatever the machine. The constraints leave torch out: its
