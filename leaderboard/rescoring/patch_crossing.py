@@ -9,6 +9,8 @@ The grid is separable, so the 2-D share is the product of the two 1-D shares.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from dataset_builder.grids.render import cell_layout
@@ -34,6 +36,17 @@ def crossing_fraction(grid_size: int, patch: float, input_size: float = DEFAULT_
         raise ValueError("patch and input size must be positive")
     s = _axis_share(grid_size, patch, input_size, resolution)
     return 1.0 - np.outer(s, s)
+
+
+def pearson(x: np.ndarray, y: np.ndarray) -> float:
+    """Pearson's r of ``x`` and ``y``, the same float on every machine: its sums are ``math.fsum``'s correctly rounded
+    ones. ``np.corrcoef`` sums through BLAS, whose kernels (picked for the CPU) add in different orders, so the last
+    digits of a report would depend on the machine that wrote it."""
+    xs, ys = x.tolist(), y.tolist()
+    mx, my = math.fsum(xs) / len(xs), math.fsum(ys) / len(ys)
+    dx, dy = [v - mx for v in xs], [v - my for v in ys]
+    sxy = math.fsum(a * b for a, b in zip(dx, dy, strict=True))
+    return sxy / math.sqrt(math.fsum(a * a for a in dx) * math.fsum(b * b for b in dy))
 
 
 def alignment(heatmaps: dict[int, np.ndarray], weights: dict[int, int], patch: float,
@@ -62,8 +75,7 @@ def alignment(heatmaps: dict[int, np.ndarray], weights: dict[int, int], patch: f
         # Only where both halves hold cells: where they do not, the sizes' cells are not compared, and an r drawn
         # from a handful of cells that cross by a hair more than the rest would read as a finding beside a "-".
         split = more.any() and (~more).any()
-        row["correlation"] = (float(np.corrcoef(x, y)[0, 1]) if split and x.std() > 1e-12 and y.std() > 1e-12
-                              else None)
+        row["correlation"] = pearson(x, y) if split and x.std() > 1e-12 and y.std() > 1e-12 else None
         per_n.append(row)
     compared = [r for r in per_n if r["difference"] is not None]
     total = sum(r["grids"] for r in compared)

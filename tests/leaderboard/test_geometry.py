@@ -7,7 +7,7 @@ import pytest
 
 from dataset_builder.grids.render import cell_layout
 from g2m_base.stats import bootstrap_mean, wilson
-from leaderboard.rescoring.patch_crossing import alignment, crossing_fraction
+from leaderboard.rescoring.patch_crossing import alignment, crossing_fraction, pearson
 
 
 def _brute_force(n: int, patch: float, input_size: float) -> np.ndarray:
@@ -72,6 +72,22 @@ def test_sizes_where_all_cells_are_alike_are_not_compared():
     res = alignment({32: np.ones((32, 32)), 16: np.zeros((16, 16))}, {32: 10, 16: 10}, 16)
     assert res["sizes_compared"] == [] and res["difference"] is None  # 32: all inside; 16: all cross by 0.75
     assert [r["inside_cells"] for r in res["per_n"]] == [0, 32 * 32]
+
+
+@pytest.mark.parametrize("n", [24, 48, 64])
+def test_the_correlation_is_one_float_whatever_order_its_cells_are_added_in(n):
+    """A report's numbers must not depend on the machine: BLAS kernels (np.corrcoef's sums) add in an order picked
+    for the CPU, and reports written on two machines differed in their last digits. Correctly rounded sums give one
+    float for any order, which a shuffle stands in for here; the value is still Pearson's r."""
+    rng = np.random.default_rng(n)
+    x = crossing_fraction(n, 14, 504).reshape(-1)
+    y = np.clip(0.8 - 0.1 * x + rng.normal(0, 0.2, x.size), 0, 1)
+    r = pearson(x, y)
+    for seed in range(5):
+        order = np.random.default_rng(seed).permutation(x.size)
+        assert pearson(x[order], y[order]) == r
+    assert r == pytest.approx(np.corrcoef(x, y)[0, 1], abs=1e-12)
+    assert pearson(x, 2 * x + 1) == pytest.approx(1.0, abs=1e-15) and pearson(x, -x) == pytest.approx(-1.0, abs=1e-15)
 
 
 def test_wilson_and_bootstrap():
