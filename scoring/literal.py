@@ -147,17 +147,32 @@ def _string(token: str) -> str | bytes:
     return body.encode("latin-1") if "b" in prefix else body
 
 
-def _json_matrix(text: str) -> list | None:
-    """Fast path for the common case, a JSON list of lists of integers: JSON's grammar for those is a subset of
-    Python's literal grammar with the same values (its whitespace, signs, digits; no leading zeros), so the result is
-    what the full reader would give. Anything else (floats, strings, deeper nesting, more text) takes the full path."""
+#: What a JSON list of lists of integers is written with: brackets, digits, minus signs, commas and JSON's blanks.
+_PLAIN = re.compile(r"[\[\]0-9, \t\n\r-]*+")
+
+
+def json_int_rows(text: str) -> list | None:
+    """``text`` read as JSON when it is a list of lists of plain integers (empty rows allowed), else None.
+
+    Checked at C speed, without looking at each value: every JSON token other than an integer (a float, a string,
+    ``true``, ``null``, an object) holds a character outside ``_PLAIN``, so text of those characters alone decodes to
+    lists and ints only; and one ``[`` per row plus the outer one leaves no list deeper than a row."""
     try:
         value = json.loads(text)
     except (ValueError, RecursionError):
         return None
-    if type(value) is list and all(type(r) is list and all(type(x) is int for x in r) for r in value):
+    if (type(value) is list and all(type(r) is list for r in value) and _PLAIN.fullmatch(text)
+            and text.count("[") == len(value) + 1):
         return value
     return None
+
+
+def small_ints(text: str, rows: list) -> bool:
+    """Every integer of ``rows``, read by ``json_int_rows`` from ``text``, is under 10**18 in magnitude (so fits
+    int64 and scan's MAX_ABS), seen from a count of digits: JSON writes no leading zeros, so such an integer needs 19
+    digits, 18 more than the one every integer has; fewer spare digits than that in all leaves no room for one."""
+    digits = len(text) - sum(map(text.count, "[], \t\n\r-"))  # the plain text's other characters
+    return digits - sum(map(len, rows)) < 18
 
 
 def read_literal(text: str) -> object:
@@ -167,7 +182,9 @@ def read_literal(text: str) -> object:
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")  # as Python's tokenizer reads source
     if text.lstrip(" \t\r\n")[:2] == "[[":
-        fast = _json_matrix(text)
+        # JSON's grammar for a list of lists of integers is a subset of Python's literal grammar with the same values
+        # (its blanks, signs, digits; no leading zeros), so this is what the full reader would give
+        fast = json_int_rows(text)
         if fast is not None:
             return fast
     return _Reader(text).literal()

@@ -26,10 +26,11 @@ def cell_mask(pred: Grid | None, target: Grid) -> list[list[int]]:
     out = []
     for r in range(n):
         row = pred[r][:n] if r < len(pred) else ()
-        if len(row) == n and all(map(eq, row, target[r])):
-            out.append([1] * n)  # a row read right, the common case: no int per cell
-        else:
-            out.append([*map(int, map(eq, row, target[r])), *([0] * (n - len(row)))])
+        try:
+            hits = bytes(map(eq, row, target[r]))  # a byte per cell, 1 where equal: compared and counted in C loops
+        except TypeError:  # cells whose == gives no plain bool (numpy scalars)
+            hits = bytes(map(bool, map(eq, row, target[r])))
+        out.append([*hits, *([0] * (n - len(hits)))])
     return out
 
 

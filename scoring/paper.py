@@ -29,7 +29,7 @@ from itertools import chain, islice
 
 import numpy as np
 
-from scoring.literal import LiteralError, read_literal
+from scoring.literal import LiteralError, json_int_rows, read_literal, small_ints
 
 MAX_INT_DIGITS = 4300  # CPython's int() refuses longer decimal strings; the authors' step 4 would raise
 BUDGET_CAP = 2048
@@ -136,8 +136,12 @@ def _literal_step(text: str, n: int):
     span = first_list_of_lists(text)
     if span is None:
         return None
+    literal = text[span[0]:span[1]]
+    rows = json_int_rows(literal)  # a plain JSON matrix: what read_literal gives, its values known to be ints
+    if rows is not None and small_ints(literal, rows):  # ... and to fit int64, from their digits alone
+        return tuple(map(tuple, rows)) if len(rows) == n and all(len(r) == n for r in rows) else None
     try:
-        return _as_int_matrix(read_literal(text[span[0]:span[1]]), n)
+        return _as_int_matrix(read_literal(literal), n)
     except LiteralError:
         return None
 

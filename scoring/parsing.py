@@ -23,7 +23,6 @@ to itself with ``list_literal``, held by a round-trip test), so the two live tog
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from itertools import chain
 
 from dataset_builder.grids.spec import check_grid_size
 from scoring import scan
+from scoring.literal import json_int_rows, small_ints
 from scoring.scan import MAX_ABS, ints
 
 Matrix = tuple[tuple[int, ...], ...]
@@ -75,16 +75,14 @@ def _json_rows(text: str) -> Rows | None:
     s = text.strip()
     if not (s.startswith("[") and s.endswith("]")) or len(s) > MAX_ANSWER_CHARS:
         return None  # longer answers are refused by the same cap as every other path
-    try:
-        value = json.loads(s)
-    except (ValueError, RecursionError):
+    value = json_int_rows(s)
+    if not value:
         return None
-    if not (isinstance(value, list) and value and all(isinstance(r, list) for r in value)):
-        return None
-    # every cell a plain int within the bounds, checked by C loops (type() keeps bools and floats out, as an
-    # ``isinstance`` would not)
+    if small_ints(s, value):
+        return value  # every cell under 10**18 = MAX_ABS in magnitude, seen from the digits alone
+    # every cell within the bounds, checked by C loops
     cells = list(chain.from_iterable(value))
-    if cells and not (set(map(type, cells)) == {int} and -MAX_ABS <= min(cells) and max(cells) <= MAX_ABS):
+    if cells and not (-MAX_ABS <= min(cells) and max(cells) <= MAX_ABS):
         return None
     return value
 
