@@ -11,7 +11,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from harness_tasks import score_answer
-from scoring.literal import LiteralError, read_literal
+from scoring.literal import LiteralError, json_int_rows, read_literal, small_ints
 from scoring.paper import first_list_of_lists, max_gen_toks, parse_paper
 from scoring.parsing import format_answer
 from tests.support import reference_paper
@@ -156,6 +156,33 @@ def test_the_paper_protocol_reads_escaped_digits_as_the_authors_code_does():
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_the_paper_parser_is_linear_in_the_input(family):
     assert linear_time_failure(lambda text: parse_paper(text, 64), FAMILIES[family]) is None, family
+
+
+@pytest.mark.parametrize(("text", "rows", "small"), [
+    ("[[1, 2], [3, 4]]", [[1, 2], [3, 4]], True),
+    (" [[ -1 ,2 ],\r\n\t[]] ", [[-1, 2], []], True),  # JSON's four blanks, a sign, an empty row
+    ("[[999999999999999999]]", [[999999999999999999]], True),  # 18 digits: under 10**18
+    ("[[1000000000000000000]]", [[10**18]], False),  # 19 digits: the values must be looked at
+    ("[[-1000000000000000000, 1]]", [[-10**18, 1]], False),
+    ("[[1, 23], [456, 7890123]]", [[1, 23], [456, 7890123]], True),
+    ("[[1, 23], [456, 7890123456789012]]", [[1, 23], [456, 7890123456789012]], False),  # 18 spare digits in all:
+    # each value fits, but the count cannot tell, so they are looked at
+    ("[[1, [2]]]", None, None),  # a list deeper than a row
+    ("[[1], 2]", None, None),  # a row that is not a list
+    ("[[1.0]]", None, None), ("[[1e2]]", None, None), ("[[true]]", None, None), ("[[null]]", None, None),
+    ('[["1"]]', None, None), ("[[1], {}]", None, None), ("[[NaN]]", None, None), ("[[Infinity]]", None, None),
+    ("[[1]] x", None, None), ("[[01]]", None, None), ("[[+1]]", None, None), ("[[1,]]", None, None),
+    ("[[1]\u2003]", None, None),  # a blank JSON does not allow
+    ("{}", None, None), ("7", None, None), ("", None, None),
+])
+def test_a_plain_json_matrix_is_known_from_its_characters(text, rows, small):
+    """The scorer's fast path: ``json_int_rows`` gives a list of lists of ints exactly when the text is one in JSON
+    (what the literal reader would read), and ``small_ints`` says whether its values fit without looking at them."""
+    got = json_int_rows(text)
+    assert got == rows and (got is None or all(type(v) is int for r in got for v in r))
+    if rows is not None:
+        assert small_ints(text, got) is small
+        assert read_literal(text.replace("\r", "")) == rows  # the full reader agrees
 
 
 def test_hostile_text_is_a_parse_error_not_an_exception():
