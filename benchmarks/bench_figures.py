@@ -10,9 +10,10 @@ built and the built-in ``g2m-random`` baseline evaluated on it (not counted). Th
   figures   - the same report built in-process with each figure function timed as the report calls it (the first
               figure drawn pays for importing matplotlib); then each figure drawn again from the same numbers and
               written both ways, in turns, the least CPU seconds of ``--repeat`` turns kept:
-                now    - ``figures.write``: the layout solved once (and the tight crop measured once), then PNG + SVG;
+                now    - ``figures.write``: the layout solved once, then PNG + SVG (the heatmap grid has a fixed
+                         layout: nothing to solve);
                 plain  - ``savefig`` PNG then SVG as matplotlib does it by itself: each save lays the figure out
-                         again, with an extra draw, and a tight crop measures the figure twice more per save.
+                         again, with an extra draw.
 
 CPU seconds (user + system) stay close to what an idle machine would take however busy the machine is; the ratio of
 the two ways, taken in turns in one process, is the number to read.
@@ -31,20 +32,18 @@ from pathlib import Path
 
 from child_cpu import REPO, child  # benchmarks/child_cpu.py: the script's own folder is on sys.path
 
-#: report function -> (its draw function, whether the report crops it to what is drawn)
-FIGURES = {"accuracy_vs_n": ("draw_accuracy_vs_n", False), "heatmap_grid": ("draw_heatmap_grid", True),
-           "confusion": ("draw_confusion", False), "alignment": ("draw_alignment", False)}
+#: report function -> its draw function
+FIGURES = {"accuracy_vs_n": "draw_accuracy_vs_n", "heatmap_grid": "draw_heatmap_grid", "confusion": "draw_confusion",
+           "alignment": "draw_alignment"}
 
 
-
-def plain_write(fig, path: Path, crop: bool) -> None:
+def plain_write(fig, path: Path) -> None:
     """What ``figures.write`` replaces: two saves, each laying the figure out again."""
     from g2m_base import plotting
     from leaderboard.reports import figures
 
-    kw = {"bbox_inches": "tight"} if crop else {}
-    fig.savefig(path, dpi=figures.DPI, **kw)
-    fig.savefig(path.with_suffix(".svg"), metadata=plotting.SVG_METADATA, **kw)
+    fig.savefig(path, dpi=figures.DPI)
+    fig.savefig(path.with_suffix(".svg"), metadata=plotting.SVG_METADATA)
     figures._plt().close(fig)
 
 
@@ -69,14 +68,14 @@ def measure(run: str, out: Path, repeat: int) -> dict:
     t = time.process_time()
     report.build_report(run, out / "report")
     total = time.process_time() - t
-    ways = {"now": lambda fig, path, crop: figures.write(fig, path, crop), "plain": plain_write}
+    ways = {"now": figures.write, "plain": plain_write}
     best = {name: dict.fromkeys(ways, float("inf")) for name in FIGURES}
     for _ in range(repeat):
-        for name, (draw, crop) in FIGURES.items():
+        for name, draw in FIGURES.items():
             kw = {k: v for k, v in calls[name].items() if k != "path"}
             for way, write in ways.items():
                 t = time.process_time()
-                write(getattr(figures, draw)(**kw), out / f"{way}-{name}.png", crop)
+                write(getattr(figures, draw)(**kw), out / f"{way}-{name}.png")
                 best[name][way] = min(best[name][way], time.process_time() - t)
     return {"build_report": total, "in_report": in_report, "best": best}
 

@@ -25,31 +25,25 @@ def pyplot():
     return plt
 
 
-def write(fig, path: Path, dpi: float | None = None, svg: bool = True, crop: bool = False) -> None:
+def write(fig, path: Path, dpi: float | None = None, svg: bool = True) -> None:
     """``fig`` written to ``path`` as PNG at ``dpi`` (default: the figure's), with ``svg`` beside it as SVG too, then
-    closed. ``crop``: cut to what is drawn, as ``bbox_inches="tight"`` does.
+    closed.
 
     Its layout engine (``tight_layout()``'s or constrained layout) is run once, at the PNG's dpi, and then switched
-    off, and a crop's box is measured once: left to ``savefig``, every save draws the whole figure once more just to
-    lay it out again, and a tight crop measures it once more again, while measuring text and ticks is most of what a
-    figure costs to draw. Both files get the layout the PNG would have had on its own."""
-    from matplotlib import rcParams
-
+    off: left to ``savefig``, every save draws the whole figure once more just to lay it out again, while measuring
+    text and ticks is most of what a figure costs to draw. Both files get the layout the PNG would have had on its
+    own."""
     dpi = dpi or fig.dpi
-    engine, box = fig.get_layout_engine(), None
-    if engine is not None or crop:
+    engine = fig.get_layout_engine()
+    if engine is not None:
         own = fig.dpi
         fig.set_dpi(dpi)
         try:
-            if engine is not None:
-                engine.execute(fig)  # a no-op once tight_layout() has placed the axes
-            if crop:
-                box = fig.get_tightbbox(fig.canvas.get_renderer()).padded(rcParams["savefig.pad_inches"])
+            engine.execute(fig)  # a no-op once tight_layout() has placed the axes
         finally:
             fig.set_dpi(own)
     fig.set_layout_engine(None)
-    fig.savefig(path, dpi=dpi, bbox_inches=box)
+    fig.savefig(path, dpi=dpi)
     if svg:
-        fig.savefig(path.with_suffix(".svg"), bbox_inches=box, metadata=SVG_METADATA)
+        fig.savefig(path.with_suffix(".svg"), metadata=SVG_METADATA)
     pyplot().close(fig)
-
