@@ -96,8 +96,7 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str
     main = "g2m" if any(s.protocol == "g2m" for s in run.samples) else "paper"
     scored = score_run(run, main)
     protocols = protocol_comparison(run, {main: scored})
-    tasks = {k: summarise(v) for k, v in by_task(scored).items()}
-    overall = summarise(scored)
+    tasks, overall = protocols[main]["tasks"], protocols[main]["overall"]  # the same rows: summarised once
     hms = heatmaps(scored)
     counts = {n: sum(1 for r in scored if r.grid_size == n) for n in hms}
     models: dict[str, dict] = {}
