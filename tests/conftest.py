@@ -10,6 +10,7 @@ import re
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -128,19 +129,45 @@ def browser(chromium):
         b.close()
 
 
+def shared(tmp_path_factory, name: str, make: Callable[[Path], Path]) -> Path:
+    """What ``make(folder)`` builds in an empty ``folder`` and returns, built once for the whole test run: under xdist
+    the first worker to ask builds it in the run's shared temporary folder while the others wait on a lock, then all
+    read it (a session fixture is otherwise built once per worker: three times on three workers). What it builds is
+    read only, as every session fixture's is. A build that fails leaves no record, so the next worker to ask builds it
+    again and fails the same way."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return make(tmp_path_factory.mktemp(name))
+    from filelock import FileLock
+
+    root = tmp_path_factory.getbasetemp().parent  # every worker's base folder is in it: one per test run
+    record = root / f"{name}.built"  # the path ``make`` returned, written once it has returned
+    with FileLock(str(root / f"{name}.lock")):
+        if not record.is_file():
+            folder = root / name
+            shutil.rmtree(folder, ignore_errors=True)  # what a failed build left
+            folder.mkdir()
+            record.write_text(str(make(folder)))
+        return Path(record.read_text())
+
+
 @pytest.fixture(scope="session")
 def small_release(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("release") / "g2m"
-    build(out, SMALL_CONFIGS, BuildParams(scale=SMALL_SCALE, rows_per_shard=60), workers=2, progress=False)
-    return out
+    def make(folder: Path) -> Path:
+        build(folder / "g2m", SMALL_CONFIGS, BuildParams(scale=SMALL_SCALE, rows_per_shard=60), workers=2,
+              progress=False)
+        return folder / "g2m"
+
+    return shared(tmp_path_factory, "small_release", make)
 
 
 @pytest.fixture(scope="session")
 def tiny_release(tmp_path_factory) -> Path:
     """probe_n20_c3 with 24/6/30 rows: the sweeps' and the small probes' data (probing/, ``sweep_dir``). Read only."""
-    out = tmp_path_factory.mktemp("sweep_release") / "g2m"
-    build(out, "probe_n20_c3", BuildParams(scale=TINY_SCALE), workers=1, progress=False)
-    return out
+    def make(folder: Path) -> Path:
+        build(folder / "g2m", "probe_n20_c3", BuildParams(scale=TINY_SCALE), workers=1, progress=False)
+        return folder / "g2m"
+
+    return shared(tmp_path_factory, "tiny_release", make)
 
 
 @pytest.fixture(scope="session")
@@ -148,8 +175,8 @@ def random_run(small_release, tmp_path_factory) -> Path:
     """A real lm-eval run of g2m-random on every task of the small release (90 samples)."""
     from harness_tasks.evaluate import EvalSpec, run_eval
 
-    res = run_eval(EvalSpec(model="g2m-random", data=str(small_release), output=str(tmp_path_factory.mktemp("runs"))))
-    return Path(res["output_dir"])
+    return shared(tmp_path_factory, "random_run", lambda folder: Path(run_eval(EvalSpec(
+        model="g2m-random", data=str(small_release), output=str(folder)))["output_dir"]))
 
 
 # --- a tiny VLM, its sweep, its end-to-end run and their submission, built once per session (per xdist worker) ---
@@ -157,10 +184,11 @@ def random_run(small_release, tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_vlm(tmp_path_factory) -> Path:
     """The docs' offline model (scripts/make_tiny_vlm.py) with 3 vision blocks and 3 decoder layers, images at 256 px.
-    Read only: every file of a worker that sweeps or serves a tiny VLM shares it."""
+    Read only: every test that sweeps or serves a tiny VLM shares it."""
     from probing.tiny import make_tiny_qwen3_vl
 
-    return make_tiny_qwen3_vl(tmp_path_factory.mktemp("vlm") / "tiny-vlm", depth=3, layers=3, max_side=256)
+    return shared(tmp_path_factory, "tiny_vlm", lambda folder: make_tiny_qwen3_vl(folder / "tiny-vlm", depth=3,
+                                                                                   layers=3, max_side=256))
 
 
 @pytest.fixture(scope="session")
@@ -169,11 +197,13 @@ def sweep_dir(tiny_vlm, tiny_release, tmp_path_factory) -> Path:
     from probing.core.probe import TrainConfig
     from probing.sweep.run import SweepSpec, run_sweep
 
-    tmp = tmp_path_factory.mktemp("sweep")
-    run_sweep(SweepSpec(encoder=str(tiny_vlm), config="probe_n20_c3", data=str(tiny_release), out=str(tmp / "probes"),
-                        batch_size=4, chunk_rows=8, train=TrainConfig(steps=6, eval_every=3, patience=2)),
-                        progress=False)
-    return tmp / "probes"
+    def make(folder: Path) -> Path:
+        run_sweep(SweepSpec(encoder=str(tiny_vlm), config="probe_n20_c3", data=str(tiny_release),
+                            out=str(folder / "probes"), batch_size=4, chunk_rows=8,
+                            train=TrainConfig(steps=6, eval_every=3, patience=2)), progress=False)
+        return folder / "probes"
+
+    return shared(tmp_path_factory, "sweep_dir", make)
 
 
 @pytest.fixture(scope="session")
