@@ -8,6 +8,11 @@ task's grids, computed here from the raw outputs (any score a harness or a file 
 complete run of the release may report to the Hub: a partial run, or a run on a local build (data whose content hash
 is not the release's), is refused in one line.
 
+Nothing from the submission is written as fact unless it was checked: the date only when it is an ISO-8601 date
+from 2020 up to today, the task version only when it is a version number, the source only as an http(s) link, and no
+free text at all. Every entry's notes say the value is self-reported: re-scored from the raw outputs, not replayed
+from the model by the maintainers.
+
 ``g2m submit RUN --eval-results`` writes it beside the submission; ``g2m eval-results SUBMISSION`` from a submission
 file. The file is then added to the model's repository by a pull request (README: "Scores on the Hub").
 """
@@ -15,7 +20,10 @@ file. The file is then added to the model's repository by a pull request (README
 from __future__ import annotations
 
 import argparse
+import re
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import NamedTuple
 
 from dataset_builder.grids.spec import DATASET_REVISION, HUB_REPO_ID, HUB_TASKS, SUBMISSIONS_URL
 from g2m_base.errors import UsageError
@@ -23,6 +31,36 @@ from g2m_base.untrusted import term
 
 #: Where the Hub reads a model's results: this file name under ``.eval_results/`` of the model repository.
 EVAL_RESULTS_PATH = ".eval_results/grid2matrix.yaml"
+#: What every entry says of its value: no maintainer ran the model to check that these outputs are its own.
+SELF_REPORTED = ("self-reported: re-scored from the submitted raw outputs, not reproduced by the maintainers from the "
+                 "model's weights")
+_VERSION = re.compile(r"[0-9]{1,4}(?:\.[0-9]{1,4}){0,3}")
+_FIRST_DATE = datetime(2020, 1, 1, tzinfo=UTC)  # before any G2M run
+
+
+class Written(NamedTuple):
+    path: Path
+    left_out: tuple[str, ...]  # what the submission said that was not checked, so not written
+
+
+def checked_date(value: object, now: datetime | None = None) -> str | None:
+    """``value`` when it is an ISO-8601 date or time from 2020 up to a day after ``now``; else None."""
+    if not isinstance(value, str) or len(value) > 40:
+        return None
+    try:
+        when = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    when = when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+    return value if _FIRST_DATE <= when <= (now or datetime.now(UTC)) + timedelta(days=1) else None
+
+
+def checked_version(value: object) -> str | None:
+    """A task version number (``2.2``) as text; anything else (text, a bool, a long string) is None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    text = str(value)
+    return text if _VERSION.fullmatch(text) else None
 
 
 def task_rows(scored: list, task_id: str) -> list:
@@ -47,16 +85,22 @@ def _notes(meta: dict) -> str:
         reasoning = f"reasoning budget {extra.pop():,} tokens on top of each answer budget"
     else:
         reasoning = "reasoning budget not recorded" if not extra else "reasoning budget differs between tasks"
-    return (f"G2M protocol (task version {gen.get('task_version')}): G2M's prompt, answer budget, parser and partial "
-            f"credit; {reasoning}; cell accuracy re-scored by g2m validate from the raw outputs")
+    version = checked_version(gen.get("task_version")) or "not recorded"
+    return (f"G2M protocol (task version {version}): G2M's prompt, answer budget, parser and partial credit; "
+            f"{reasoning}; cell accuracy re-scored by g2m validate from the raw outputs; {SELF_REPORTED}")
 
 
-def eval_result_entries(validation, source_url: str) -> list:
-    """One ``EvalResultEntry`` per Hub task, from an accepted submission of the release (refused otherwise)."""
+def eval_result_entries(validation, source_url: str, left_out: list[str] | None = None) -> list:
+    """One ``EvalResultEntry`` per Hub task, from an accepted submission of the release (refused otherwise). What the
+    submission says that is not checked here is not written, and named in ``left_out``."""
     from huggingface_hub import EvalResultEntry
 
     from leaderboard.rescoring.rescore import summarise
+    from leaderboard.submissions.model_info import is_link
     from leaderboard.submissions.submission import RELEASE
+
+    if not is_link(source_url):
+        raise UsageError(f"the source link must be an http(s) link of at most 300 characters, not {term(source_url)}")
 
     if not validation.ok:
         raise UsageError(f"only a complete run of the release can report to the Hub, and this submission is refused: "
@@ -66,7 +110,12 @@ def eval_result_entries(validation, source_url: str) -> list:
         raise UsageError(f"only a run on the release ({HUB_REPO_ID} {DATASET_REVISION}) can report to the Hub; this "
                          f"one read a local build ({note})")
     meta = validation.metadata
-    date = meta.get("date") if isinstance(meta.get("date"), str) else None
+    date = checked_date(meta.get("date"))
+    if date is None and meta.get("date") is not None and left_out is not None:
+        left_out.append(f"the run's date {term(meta.get('date'), 60)} (not an ISO-8601 date from 2020 up to today)")
+    gen = meta.get("generation") if isinstance(meta.get("generation"), dict) else {}
+    if checked_version(gen.get("task_version")) is None and left_out is not None:
+        left_out.append(f"the task version {term(gen.get('task_version'), 60)} (not a version number)")
     notes = _notes(meta)
     return [EvalResultEntry(dataset_id=HUB_REPO_ID, task_id=task_id, dataset_revision=DATASET_REVISION,
                             value=summarise(task_rows(validation.scored, task_id))["cell_accuracy"], date=date,
@@ -74,7 +123,8 @@ def eval_result_entries(validation, source_url: str) -> list:
             for task_id in HUB_TASKS]
 
 
-def write_eval_results(submission: str | Path, out: str | Path | None = None, source_url: str | None = None) -> Path:
+def write_eval_results(submission: str | Path, out: str | Path | None = None,
+                       source_url: str | None = None) -> Written:
     """Validate and re-score ``submission``, then write its results file (default: ``.eval_results/grid2matrix.yaml``
     beside it). ``source_url`` links the raw outputs; by default, where the submission is sent."""
     import yaml
@@ -86,16 +136,19 @@ def write_eval_results(submission: str | Path, out: str | Path | None = None, so
     submission = Path(submission)
     out = output_file(out if out is not None else submission.parent / EVAL_RESULTS_PATH, inputs=(submission,))
     url = source_url or f"{SUBMISSIONS_URL}/blob/main/submissions/{submission.name}"
-    entries = eval_result_entries(validate(submission), url)
+    left_out: list[str] = []
+    entries = eval_result_entries(validate(submission), url, left_out)
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out, yaml.safe_dump(eval_result_entries_to_yaml(entries), sort_keys=False, width=120))
-    return out
+    return Written(out, tuple(left_out))
 
 
-def said(path: Path) -> str:
-    return (f"wrote {term(path)}: add it as {EVAL_RESULTS_PATH} to the model's repository on the Hub, by a pull "
-            "request on that repository (its Community tab); the scores then show on the model's page and on the "
-            f"leaderboards of {HUB_REPO_ID}")
+def said(written: Written) -> str:
+    left = "".join(f"\nleft out: {what}" for what in written.left_out)
+    return (f"wrote {term(written.path)} (every value self-reported: re-scored, not reproduced): add it as "
+            f"{EVAL_RESULTS_PATH} to the model's repository on the Hub, by a pull request on that repository (its "
+            f"Community tab); the scores then show on the model's page and on the leaderboards of {HUB_REPO_ID}"
+            + left)
 
 
 def _cmd(args: argparse.Namespace) -> int:

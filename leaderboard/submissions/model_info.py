@@ -17,6 +17,11 @@ _URL = re.compile(r"https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~%!$&'()*
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}(-[0-9]{2})?")
 
 
+def is_link(url: object) -> bool:
+    """An http(s) link of at most 300 characters, of plain URL characters (no markup, no blanks, no other scheme)."""
+    return isinstance(url, str) and len(url) <= 300 and _URL.fullmatch(url) is not None
+
+
 def check(info: dict) -> dict:
     """The model-info fields of ``metadata.model``, checked; raises ValueError with the reason. Absent is fine."""
     out = {}
@@ -41,7 +46,7 @@ def check(info: dict) -> dict:
         out["release_date"] = released
     url = info.get("url")
     if url is not None:
-        if not isinstance(url, str) or len(url) > 300 or not _URL.fullmatch(url):
+        if not is_link(url):
             raise ValueError("model.url must be an http(s) link of at most 300 characters")
         out["url"] = url
     return out

@@ -16,6 +16,7 @@ from dataset_builder.grids.configs import CONFIG_NAMES, get_config
 from dataset_builder.grids.spec import DATASET_REVISION, EVAL_YAML_NAME, HUB_REPO_ID, HUB_TASKS
 from dataset_builder.release.hub_card import eval_yaml, eval_yaml_problems
 from dataset_builder.release.table import FEATURES_DICT
+from leaderboard.submissions.hub_results import SELF_REPORTED, checked_date, checked_version
 from tests.support.helpers import g2m, submission_doc, write_file
 
 SPLITS = {name: [s.name for s in get_config(name).splits] for name in CONFIG_NAMES}
@@ -131,6 +132,48 @@ def test_eval_results_of_the_release_read_back_with_its_id_revision_and_rescored
     e = entries[0]
     assert e.date == doc["metadata"]["date"] and e.source_url == "https://example.org/outputs"
     assert "G2M protocol (task version 1.0)" in e.notes and "reasoning budget not recorded" in e.notes
+    assert all(SELF_REPORTED in x.notes and x.verify_token is None for x in entries)  # never claimed reproduced
+    assert "self-reported" in res.stdout and "left out" not in res.stdout
+
+
+@pytest.mark.parametrize(("value", "kept"), [
+    ("2026-11-29T00:00:00+00:00", True), ("2026-11-29", True), ("2026-11-29T10:15:00", True),
+    ("2099-13-45 <b>", False), ("2099-01-01", False), ("2026-12-05", False),  # not a date; the future
+    ("2019-12-31", False), ("VERIFIED 2026-11-29", False), ("", False), (None, False), (20261129, False),
+    ("2026-11-29T00:00:00+00:00" + " " * 40, False),
+])
+def test_only_a_real_past_date_is_written(value, kept):
+    from datetime import UTC, datetime
+
+    now = datetime(2026, 12, 2, tzinfo=UTC)
+    assert checked_date(value, now) == (value if kept else None)
+
+
+@pytest.mark.parametrize(("value", "written"), [
+    (1.0, "1.0"), (2.2, "2.2"), ("2.2", "2.2"), (3, "3"), (True, None), (None, None), ("2.2 <b>", None),
+    ("VERIFIED: reproduced by the maintainers on 8xH100", None), ("1.2.3.4.5", None), (float("nan"), None),
+])
+def test_only_a_version_number_is_written_as_the_task_version(value, written):
+    assert checked_version(value) == written
+
+
+@pytest.mark.slow
+def test_eval_results_write_nothing_unchecked_from_the_submission(tmp_path):
+    """A forged date, a claim in the task version and a javascript: link: none reaches the Hub's file as fact."""
+    doc = submission_doc()
+    doc["metadata"]["date"] = "2099-13-45 <b>"
+    doc["metadata"]["generation"]["task_version"] = "VERIFIED: reproduced by the maintainers on 8xH100"
+    sub = write_file(tmp_path, doc, "sub.json.gz")
+    res = g2m("eval-results", str(sub), "--source-url", "javascript:alert(1)")
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1 and "must be an http(s) link" in lines[0], res.stderr
+    assert not (tmp_path / ".eval_results").exists()
+    res = g2m("eval-results", str(sub))
+    assert res.returncode == 0, res.stderr
+    text = (tmp_path / ".eval_results" / "grid2matrix.yaml").read_text()
+    assert "2099" not in text and "VERIFIED" not in text and "<b>" not in text and "task version not recorded" in text
+    assert "left out: the run's date 2099-13-45 <b>" in res.stdout
+    assert "left out: the task version VERIFIED" in res.stdout
 
 
 def _local(doc: dict) -> dict:
