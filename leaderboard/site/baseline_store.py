@@ -8,8 +8,9 @@ that folder; this store keeps a copy of those signed entries and their page file
 ``<folder of the signing key>/baselines/<entry key>/`` (``~/.cache/grid2matrix/baselines`` by default), and
 ``restore`` copies them into a new site folder before the folder's cache is asked.
 
-Nothing here is trusted: a restored entry is used only if the folder's cache accepts it, which means its signature
-verifies under the key, its rows pass the site's checks and every file it lists has the recorded sha256. A store that
+Nothing here is trusted: an entry is copied into a site folder only once its signature verifies under the key and
+every file it lists has the recorded sha256 in the store, and is then used only if the folder's cache accepts it, which
+checks the same again there, and that its rows pass the site's checks. A store that
 was tampered with, is out of date or cannot be written only costs the computation it would have saved.
 """
 
@@ -24,7 +25,7 @@ from pathlib import Path
 
 from g2m_base.bounded_json import Rejected, read_json
 from g2m_base.files import TEMP_MARK
-from leaderboard.site.cache import CACHE_DIR, MAX_ENTRY_BYTES, Cache, key_file
+from leaderboard.site.cache import CACHE_DIR, MAX_ENTRY_BYTES, Cache, file_digest, key_file
 
 STORE_DIR = "baselines"
 ENTRY_NAME = "entry.json"
@@ -49,11 +50,15 @@ def _listed_files(entry_path: Path) -> list[str] | None:
 
 
 def restore(cache: Cache, source: str) -> bool:
-    """Copy the stored entry of ``source`` and its page files into the site folder (the folder's cache then checks
-    them as it checks its own); False when there is none to copy."""
+    """Copy the stored entry of ``source`` and its page files into the site folder, only once its signature verifies
+    and every file it lists has the sha256 it records, there in the store (the folder's cache then checks them again as
+    it checks its own); False when there is none to copy, or it does not verify: nothing is copied then."""
     folder = _folder(cache, source)
     files = _listed_files(folder / ENTRY_NAME) if (folder / ENTRY_NAME).is_file() else None
-    if not files:
+    payload = cache.verified(folder / ENTRY_NAME, source) if files else None
+    if not payload or set(payload.get("files") or ()) != set(files):
+        return False
+    if any(file_digest(folder / rel, 1 << 40) != sha for rel, sha in payload["files"].items()):
         return False
     try:
         for rel in files:

@@ -10,6 +10,7 @@ the paper's reported numbers, never ranked. Rejected files are listed with their
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import traceback
@@ -23,7 +24,7 @@ from leaderboard.rescoring import gap
 from leaderboard.site import baseline_store
 from leaderboard.site.cache import CACHE_DIR, Cache, file_digest
 from leaderboard.site.hub_board import read_hub_board
-from leaderboard.site.index_page import VIEWS, write_index
+from leaderboard.site.index_page import INDEX_FILES, VIEWS, write_index
 from leaderboard.site.model_page import write_model_page
 from leaderboard.site.rows import BASELINES, baseline_rows, cached_form, slug, summaries, well_formed
 from leaderboard.submissions.submission import Validation, validate
@@ -77,7 +78,8 @@ def _build_site(submissions: Path, out: Path, progress: bool, hub: bool, hub_end
     reported = json.loads(REPORTED.read_text())
     hub_rows = read_hub_board(built, hub_endpoint) if hub else None
     write_index(out, built, reported, rejected, hub_rows)
-    _remove_stale_pages(out, built)
+    _remove_unwritten(out, {*INDEX_FILES, *board.cache.files, *(r["page"] for r in built),
+                            *(r["raw"] for r in built if r.get("raw"))})
     board.cache.prune()
     return {"rows": len(built), "submissions": sum(r["kind"] == "submission" for r in built), "rejected": rejected,
             "output_dir": str(out), "hub": hub_rows, "baselines": baselines, **counts}
@@ -208,14 +210,31 @@ def _baselines(cache: Cache, submissions: Path, out: Path, where: dict[str, str]
     return rows
 
 
-def _remove_stale_pages(out: Path, rows: list[dict]) -> None:
-    """Pages and raw copies of files that are no longer shown (a withdrawn or replaced submission) are removed."""
-    keep = {Path(r["page"]).name for r in rows} | {r["slug"] for r in rows} | {Path(r["raw"]).name for r in rows
-                                                                                if r.get("raw")}
-    for folder in (out / "models", out / "raw"):
-        for p in folder.iterdir():
-            if p.name not in keep and not p.name.startswith("."):
-                shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
+def _remove_unwritten(out: Path, keep: set[str]) -> None:
+    """Every file of the site folder that this build did not write or check is removed, at any depth, with the
+    folders it leaves empty: a withdrawn submission's page, and anything else put there (a site folder copied from
+    elsewhere may hold files a reader would take for the board's). ``keep``: paths relative to ``out``. Entries at the
+    top whose names start with a dot (the cache, a Space's ``.git``) are left alone."""
+    for top in out.iterdir():
+        if top.name.startswith("."):
+            continue
+        if top.is_symlink() or not top.is_dir():
+            if top.name not in keep:
+                top.unlink()
+            continue
+        for folder, dirs, names in os.walk(top, topdown=False):
+            here = Path(folder)
+            for name in names:
+                if (here / name).relative_to(out).as_posix() not in keep:
+                    (here / name).unlink()
+            for name in dirs:
+                sub = here / name
+                if sub.is_symlink():
+                    sub.unlink()  # never followed: a link out of the site is not the site's
+                elif not any(sub.iterdir()):
+                    sub.rmdir()
+        if top.name not in ("models", "raw") and not any(top.iterdir()):
+            top.rmdir()
 
 
 def _render(r: dict, submissions: Path, out: Path) -> dict:
@@ -226,6 +245,12 @@ def _render(r: dict, submissions: Path, out: Path) -> dict:
     if r["kind"] == "submission":
         r["raw"] = f"raw/{r['slug']}{'.json.gz' if r['file'].endswith('.gz') else '.json'}"
         shutil.copyfile(submissions / r["file"], out / r["raw"])
+    folder = out / "models" / r["slug"]
+    if folder.is_symlink() or folder.is_file():
+        folder.unlink()
+    elif folder.is_dir():
+        shutil.rmtree(folder)  # the page's folder holds what this page writes and nothing else: its cache entry lists
+        # every file in it
     r["page"] = write_model_page(r, out / "models")
     r.pop("scored", None)
     r.pop("by_protocol", None)

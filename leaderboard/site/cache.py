@@ -153,6 +153,7 @@ class Cache:
         self.out, self.dir = out, out / CACHE_DIR
         self.row_check = row_check  # the site's own check of a cached row (its paths, names and metadata)
         self.used: set[str] = set()
+        self.files: set[str] = set()  # the site files of the entries this build used or wrote (relative paths)
         self.scorer = scorer_version()
         where = key_file()
         if where.resolve().is_relative_to(out.resolve()):
@@ -164,10 +165,10 @@ class Cache:
         return hashlib.sha256(json.dumps({"source": source, "scorer": self.scorer, "release": RELEASE_CONTENT_SHA256},
                                          sort_keys=True).encode()).hexdigest()
 
-    def get(self, source: str) -> dict | None:
-        """The entry's payload if it can be used as it is, else None (and the entry is as good as absent)."""
+    def verified(self, path: Path, source: str) -> dict | None:
+        """The payload of the entry file ``path`` for ``source`` when its signature verifies under the key and it is
+        of the site's shape, else None. Its files are not looked at here (``get``, ``baseline_store.restore``)."""
         key = self.key(source)
-        path = self.dir / f"{key}.json"
         if not path.exists():
             return None
         try:
@@ -182,13 +183,19 @@ class Cache:
                 or entry["format"] != ENTRY_FORMAT or entry["key"] != key or entry["source"] != source
                 or not isinstance(body, dict)):
             return None
-        payload = _payload(body, self.row_check)
+        return _payload(body, self.row_check)
+
+    def get(self, source: str) -> dict | None:
+        """The entry's payload if it can be used as it is, else None (and the entry is as good as absent)."""
+        key = self.key(source)
+        payload = self.verified(self.dir / f"{key}.json", source)
         if payload is None:
             return None
         for rel, sha in (payload.get("files") or {}).items():
             if file_digest(self.out / rel, 1 << 40) != sha:
                 return None  # a page file went missing or changed: render it again
         self.used.add(key)
+        self.files.update(payload.get("files") or ())
         return payload
 
     def put(self, source: str, payload: dict, files: list[str] = ()) -> None:
@@ -202,6 +209,7 @@ class Cache:
         atomic_write_text(self.dir / f"{key}.json", json.dumps({**entry, "hmac": sign(self._secret, entry)},
                                                                sort_keys=True))
         self.used.add(key)
+        self.files.update(files)
 
     def prune(self) -> int:
         """Remove the entries this build did not use (files no longer in the folder, older scorer versions)."""

@@ -136,6 +136,10 @@ HUB_HEADERS = ["model", "value (as the Hub reports it)", "verified on the Hub", 
                "source", "results file", "notes"]
 
 
+#: The files ``write_index`` writes at the top of the site folder.
+INDEX_FILES = ("index.html", "leaderboard.csv", "leaderboard.md", README_NAME)
+
+
 def write_index(out: Path, rows: list[dict], reported: dict, rejected: list[dict], hub=None) -> None:
     """The index, CSV and markdown. ``hub`` (``hub_board.HubBoard``, or None when not asked for) is the Hub's own
     leaderboard, listed apart and unranked."""

@@ -205,6 +205,11 @@ def test_a_new_site_folder_takes_the_baselines_from_the_machines_store_and_never
     assert all((folder / "entry.json").is_file() for folder in stored.values())
     if tamper:
         tamper(stored["g2m-oracle"])
+        from leaderboard.site import baseline_store
+
+        # nothing of a store entry that does not verify is copied into a site folder, not even for a moment
+        assert not baseline_store.restore(Cache(tmp_path / "probe", well_formed), "baseline:g2m-oracle")
+        assert not (tmp_path / "probe" / "models").exists()
     result = build_site(subs, tmp_path / "new", progress=False)
     assert result["baselines"] == {"g2m-oracle": "computed" if tamper else "store", "g2m-random": "store"}
     assert _published(tmp_path / "new") == _published(tmp_path / "first")  # the same pages, byte for byte
@@ -335,3 +340,44 @@ def test_a_second_build_into_the_same_folder_is_refused_at_once(again):
     os.unlink(subs / "c.json")  # scoring it would show nothing the lock does not
     result = build_site(subs, site, progress=False)  # the lock went with its holder
     assert result["submissions"] == 2 and calls == []
+
+
+def _plant(site: Path, slug_dir: Path) -> list[Path]:
+    """Files put into a site folder at every depth (a folder copied from elsewhere): none of them the build's."""
+    planted = [site / "evil.html", site / "assets" / "app.js", slug_dir / "evil.svg", site / "models" / "x" / "y.html",
+               site / "raw" / "a" / "b.json"]
+    for p in planted:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("<script>alert(1)</script>")
+    (site / "models" / "link").symlink_to("/etc")
+    return planted
+
+
+@slow
+def test_the_site_holds_only_what_the_build_wrote_at_every_depth(tmp_path):
+    subs, site = tmp_path / "subs", tmp_path / "site"
+    subs.mkdir()
+    cheap = submission_doc(output=lambda t: "[[0]]")
+    cheap["metadata"]["model"]["id"] = "Cheap-VLM"
+    write_file(subs, cheap, "a.json")
+    build_site(subs, site, progress=False)
+    pages = _published(site)
+    slug_dir = next(p for p in (site / "models").iterdir() if p.is_dir() and p.name.startswith("Cheap-VLM"))
+    planted = _plant(site, slug_dir)
+    (site / ".git").mkdir()
+    (site / ".git" / "config").write_text("[core]")  # a Space's clone: the top's dot entries are not the site's
+    result = build_site(subs, site, progress=False)  # from the cache
+    assert result["cached"] == 1 and not any(p.exists() for p in planted)
+    assert not (site / "models" / "link").is_symlink() and not (site / "assets").exists()
+    assert (site / ".git" / "config").read_text() == "[core]"
+    assert {k: v for k, v in _published(site).items() if not k.startswith(".git/")} == pages
+
+    # a page drawn into a folder that holds a planted file: its signed entry lists only what the page wrote
+    copy = tmp_path / "copy"
+    shutil.copytree(site, copy, symlinks=True, ignore=shutil.ignore_patterns(CACHE_DIR, ".git"))
+    planted = _plant(copy, copy / "models" / slug_dir.name)
+    result = build_site(subs, copy, progress=False)
+    assert result["scored"] == 1 and not any(p.exists() for p in planted)
+    entry = json.loads(_entry(copy, f"file:{hashlib.sha256((subs / 'a.json').read_bytes()).hexdigest()}").read_text())
+    assert not [f for f in entry["body"]["files"] if "evil" in f]
+    assert _published(copy) == pages
