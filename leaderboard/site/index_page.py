@@ -24,6 +24,22 @@ from leaderboard.site.gap_board import CSV_HEADERS as GAP_CSV
 from leaderboard.site.gap_board import GAP_BOARD, GAP_HEADERS, GAP_VIEW, csv_cells, gap_order, gap_row
 from leaderboard.submissions.submission import RELEASE
 
+#: Whether a row's outputs are known to come from the model it names: *reproduced* (this board produced or replayed
+#: them), *self-reported* (re-scored, but only the submitter says which model wrote them), *refuted* (a replay
+#: disagreed). No submission has been replayed yet, so every submitted row is self-reported.
+TIERS = {
+    "reproduced": "computed by this board: its outputs are regenerated here from the seeds",
+    "self-reported": "re-scored here from the submitted outputs; not reproduced from the model's weights by the "
+                     "maintainers, so which model wrote them is the submitter's word",
+}
+
+
+def tier(row: dict) -> tuple[str, str]:
+    """(the row's tier, why): a built-in baseline is reproduced, every submission self-reported."""
+    name = "reproduced" if row.get("kind") == "baseline" else "self-reported"
+    return name, TIERS[name]
+
+
 VIEWS = ("all", "c3", "c5", "c10")
 VIEW_NAMES = {"all": "All palettes", "c3": "C = 3", "c5": "C = 5", "c10": "C = 10"}
 RANK_METRIC = "cell accuracy"
@@ -32,7 +48,7 @@ SCORES = (("cell accuracy", ("overall", "cell_accuracy"), True), ("exact match",
           ("strict cell", ("overall", "cell_accuracy_strict"), True), ("paper cell", ("paper", "cell_accuracy"), True),
           ("paper exact", ("paper", "exact_match"), True), ("parse failed", ("overall", "parse_failed"), False),
           ("truncated", ("overall", "truncated"), False))
-INFO = ("params", "weights", "released")
+INFO = ("tier", "params", "weights", "released")
 
 #: Rows per page of a board. The rows of every board travel once, as JSON data in the page: each as the HTML its
 #: template rendered here and its columns' sort keys; the browser draws only the page in view (sorted and filtered over
@@ -46,7 +62,7 @@ _WEB_LINK = re.compile(r"https?://")
 def _info(row: dict) -> list[str]:
     model = row["meta"].get("model") or {}
     weights = model.get("open_weights")
-    return [model.get("params") or "", "" if weights is None else ("open" if weights else "API"),
+    return [tier(row)[0], model.get("params") or "", "" if weights is None else ("open" if weights else "API"),
             model.get("release_date") or ""]
 
 
@@ -156,7 +172,7 @@ def write_index(out: Path, rows: list[dict], reported: dict, rejected: list[dict
               "figure": front_figure.figure(ranked, b["view"], f"figure-{b['view']}") if ranked else None}
              for t, b in boards.items() if t not in ("local", GAP_BOARD)]
     html = render(TEMPLATES, "index.html.j2", title="Grid2Matrix leaderboard", views=views, view_names=VIEW_NAMES,
-                  rank_metric=RANK_METRIC, exact_note=exact_note(ranked), page_rows=PAGE_ROWS, info=INFO,
+                  rank_metric=RANK_METRIC, exact_note=exact_note(ranked), page_rows=PAGE_ROWS, info=INFO, tiers=TIERS,
                   scores=[(h, best) for h, _, best in SCORES],
                   sizes=ZERO_SHOT_SIZES, submissions_url=SUBMISSIONS_URL, submissions_repo=SUBMISSIONS_REPO_ID,
                   local=_board(data, boards["local"]["order"], "all", "local") if local else None, reported=reported,

@@ -15,6 +15,7 @@ from leaderboard.reports import figures
 from leaderboard.rescoring import patch_crossing
 from leaderboard.rescoring.rescore import by_task, color_bias, confusion_by_palette, heatmaps, summarise
 from leaderboard.site.gap_board import draw_sweeps
+from leaderboard.site.index_page import tier
 from scoring.score import PROTOCOL_TITLES
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -49,7 +50,8 @@ def write_model_page(row: dict, folder: Path) -> str:
     path = folder / f"{page_slug}.html"
     atomic_write_text(path, render(TEMPLATES, "model.html.j2", title=f"G2M: {name}", name=name, kind=row["kind"],
                                    raw=row.get("raw"), file=row.get("file"), slug=page_slug, figures=figs, tasks=rows,
-                                   meta=meta, sweeps=draw_sweeps(row, assets)))
+                                   meta=meta, sweeps=draw_sweeps(row, assets), tier=tier(row)[0],
+                                   tier_why=tier(row)[1]))
     return f"models/{path.name}"
 
 

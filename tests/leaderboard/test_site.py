@@ -176,8 +176,8 @@ def test_every_submission_links_raw_outputs_that_download(site, browser):
         doc = json.loads(gzip.decompress(raw) if href.endswith(".gz") else raw)
         assert doc["metadata"]["model"]["id"] == name and len(doc["records"]) == 4500
     info = page.eval_on_selector("#board tr[data-name='Test-VLM']",
-                                 "r => Array.from(r.cells).slice(1, 4).map(c => c.textContent)")
-    assert info == ["8B", "open", "2025-10-01"]
+                                 "r => Array.from(r.cells).slice(1, 5).map(c => c.textContent)")
+    assert info == ["self-reported", "8B", "open", "2025-10-01"]
     assert page.eval_on_selector("#board tr[data-name='Test-VLM'] a.ext",
                                  "a => a.href") == "https://huggingface.co/org/test-vlm"
 
@@ -193,12 +193,18 @@ def test_model_pages_load_their_figures(site, browser):
         assert len(images) == (5 if "tiny-vlm" in link else 4) and all(done and width > 0 for done,
                                                                        width in images), link
         assert problems == []
+        tier = page.text_content(".tier")  # every page says whether its outputs are known to be the model's
+        baseline = link in ("models/g2m-oracle.html", "models/g2m-random.html")
+        assert tier.startswith("Tier: reproduced" if baseline else "Tier: self-reported"), (link, tier)
 
 
 def test_csv_markdown_and_space_metadata(site):
     rows = list(csv.reader(open(site["dir"] / "leaderboard.csv")))
-    assert rows[0][:8] == ["model", "kind", "data", "backend", "params", "weights", "released", "cell accuracy"]
-    assert len(rows) == 8 and rows[1][0] in ("Test-VLM", "g2m-oracle") and float(rows[1][7]) == 1.0
+    assert rows[0][:9] == ["model", "kind", "data", "backend", "tier", "params", "weights", "released",
+                           "cell accuracy"]
+    assert len(rows) == 8 and rows[1][0] in ("Test-VLM", "g2m-oracle") and float(rows[1][8]) == 1.0
+    # no submission is replayed yet: each says so, and only the board's own baselines are reproduced
+    assert {(r[1], r[4]) for r in rows[1:]} == {("submission", "self-reported"), ("baseline", "reproduced")}
     md = (site["dir"] / "leaderboard.md").read_text()
     assert "| g2m-random |" in md and "<script>" not in md and "<img" not in md and "&lt;script&gt;" in md
     assert "sdk: static" in (site["dir"] / "README.md").read_text()
