@@ -104,7 +104,7 @@ class _Board:
         self.reserved = {name.lower() for name in BASELINES}
         self.built: list[dict] = []
         self.rejected: list[dict] = []
-        self.seen: dict[str, str] = {}  # content sha256 -> the first file shown with it
+        self.seen: dict[str, tuple[str, str]] = {}  # outputs' sha256 -> (the first file shown with them, its sha256)
         self.counts = {"scored": 0, "cached": 0}
 
     def score(self, f: Path) -> _Outcome:
@@ -117,7 +117,8 @@ class _Board:
         if not v.ok:
             return _Outcome(None, None, v.reason)
         return _Outcome({"kind": "submission", "name": v.metadata["model"]["id"], "sha256": v.sha256,
-                         "meta": v.metadata, "warnings": v.warnings, "data": v.data}, v)
+                         "outputs_sha256": v.outputs_sha256, "meta": v.metadata, "warnings": v.warnings,
+                         "data": v.data}, v)
 
     def outcome(self, f: Path) -> _Known:
         """The file's cached outcome when the cache has one, else its score (a rejection cached when it may be)."""
@@ -150,8 +151,10 @@ class _Board:
         if name.strip().lower() in self.reserved:
             return (f"the model id {name.strip()!r} is a built-in baseline's; baselines are computed here, never "
                     "taken from a submission")
-        if accepted["sha256"] in self.seen:
-            return f"the same submission as {self.seen[accepted['sha256']]} (shown once)"
+        first = self.seen.get(accepted["outputs_sha256"])
+        if first is not None:  # the same outputs, whatever the file's layout or the name they are sent under
+            same = "submission" if first[1] == accepted["sha256"] else "outputs"
+            return f"the same {same} as {first[0]} (shown once)"
         return None
 
     def _row(self, f: Path, known: _Known) -> tuple[dict | None, str | None]:
@@ -164,7 +167,7 @@ class _Board:
             if not known.cached and known.source:  # validated but not shown: drawn if it ever is
                 self.cache.put(known.source, {"accepted": outcome.accepted, "row": None})
             return None, refusal
-        self.seen[outcome.accepted["sha256"]] = f.name
+        self.seen[outcome.accepted["outputs_sha256"]] = (f.name, outcome.accepted["sha256"])
         if known.row is not None:
             self.counts["cached"] += 1
             return {**outcome.accepted, **known.row}, None

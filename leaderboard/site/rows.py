@@ -52,8 +52,8 @@ def baseline_meta(name: str) -> dict:
 
 
 def baseline_rows() -> list[dict]:
-    return [{"name": name, "kind": "baseline", "sha256": None, "warnings": [], "data": RELEASE, "scored": scored["g2m"],
-             "by_protocol": scored, "meta": baseline_meta(name)}
+    return [{"name": name, "kind": "baseline", "sha256": None, "outputs_sha256": None, "warnings": [], "data": RELEASE,
+             "scored": scored["g2m"], "by_protocol": scored, "meta": baseline_meta(name)}
             for name, scored in _baseline_scores().items()]
 
 
@@ -74,7 +74,7 @@ def summaries(row: dict, view: str) -> dict:
 #: A figure's file name in a model page's folder (never hidden, never a path).
 _FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 #: What a cached row keeps: its validation (``accepted``) and what its rendering added (``row``).
-ACCEPTED = ("kind", "name", "sha256", "meta", "warnings", "data")
+ACCEPTED = ("kind", "name", "sha256", "outputs_sha256", "meta", "warnings", "data")
 ROW = ("file", "slug", "page", "raw", "views", "gap")
 
 
@@ -94,11 +94,12 @@ def well_formed(accepted: dict, row: dict | None, files: set[str]) -> bool:
             return False
         name, sha, meta = accepted["name"], accepted["sha256"], accepted["meta"]
         if accepted["kind"] == "baseline":
-            if (name not in BASELINES or sha is not None or meta != baseline_meta(name) or accepted["warnings"]
-                    or accepted["data"] != RELEASE):
+            if (name not in BASELINES or sha is not None or accepted["outputs_sha256"] is not None
+                    or meta != baseline_meta(name) or accepted["warnings"] or accepted["data"] != RELEASE):
                 return False
         elif accepted["kind"] == "submission":
-            if not (isinstance(sha, str) and len(sha) == 64 and all(c in "0123456789abcdef" for c in sha)):
+            if not all(isinstance(h, str) and len(h) == 64 and all(c in "0123456789abcdef" for c in h)
+                       for h in (sha, accepted["outputs_sha256"])):
                 return False
             if check_metadata(meta)["model"]["id"] != name or accepted["data"] not in (RELEASE, LOCAL):
                 return False

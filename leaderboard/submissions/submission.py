@@ -58,6 +58,8 @@ class Validation:
     data: str | None = None  # RELEASE or LOCAL: which data the outputs were produced on
     by_protocol: dict = field(default_factory=dict)  # per-output re-scores of every protocol (g2m, paper, ...)
     probes: list = field(default_factory=list)  # re-scored probe sections (probe_section.rescore), if any
+    outputs_sha256: str | None = None  # the hash of what was submitted, not of the file: every (id, output), the data
+    # they were produced on and the probe sections; the same for a reformatted copy or another model name
 
 
 @dataclass(frozen=True)
@@ -201,6 +203,7 @@ class _Records:
         self.scored: dict[str, list] = {name: [] for name, _ in scorings}
         self.extra_fields: set[str] = set()
         self.with_extra = 0
+        self.digests: dict[str, bytes] = {}  # id -> sha256 of (id, output): the outputs, whatever the file's layout
 
     def __call__(self, k: int, rec: object) -> None:
         truth, what = self.truth, f"{self.key} {k}"
@@ -216,6 +219,7 @@ class _Records:
         if len(rec["output"]) > MAX_OUTPUT_CHARS:
             raise Rejected(f"{what} ({rid}): output of {len(rec['output']):,} characters, over {MAX_OUTPUT_CHARS:,}")
         self.seen.add(rid)
+        self.digests[rid] = hashlib.sha256(json.dumps([rid, rec["output"]]).encode()).digest()
         extra = set(rec) - {"id", "output"}
         if extra:
             self.with_extra += 1
@@ -224,6 +228,11 @@ class _Records:
         target = truth_matrix(t)
         for name, protocol in self.scorings:
             self.scored[name].append(score_output(rid, rec["output"], target, t.num_colors, protocol=protocol))
+
+    def digest(self) -> bytes:
+        """One hash of every (id, output), in id order: two files with the same outputs have the same one, however
+        they are laid out, ordered, compressed or decorated."""
+        return hashlib.sha256(b"".join(self.digests[i] for i in sorted(self.digests))).digest()
 
     def check_complete(self) -> None:
         missing = [i for i in self.truth if i not in self.seen]
@@ -269,7 +278,11 @@ def validate(path: str | os.PathLike) -> Validation:
         probes = probe_section.rescore(doc["probes"], meta["model"]["id"]) if "probes" in doc else []
         if probes:
             scores["probes"] = probes
-        return Validation(True, None, sha, meta, scores, warnings, records.scored["g2m"], kind, by_protocol, probes)
+        outputs = hashlib.sha256(b"".join((
+            records.digest(), paper.digest() if "paper_records" in doc else b"",
+            json.dumps([meta.get("dataset"), doc.get("probes")], sort_keys=True).encode()))).hexdigest()
+        return Validation(True, None, sha, meta, scores, warnings, records.scored["g2m"], kind, by_protocol, probes,
+                          outputs)
     except Rejected as e:
         return Validation(False, str(e))
 

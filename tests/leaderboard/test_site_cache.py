@@ -381,3 +381,31 @@ def test_the_site_holds_only_what_the_build_wrote_at_every_depth(tmp_path):
     entry = json.loads(_entry(copy, f"file:{hashlib.sha256((subs / 'a.json').read_bytes()).hexdigest()}").read_text())
     assert not [f for f in entry["body"]["files"] if "evil" in f]
     assert _published(copy) == pages
+
+
+@slow
+def test_the_same_outputs_are_one_row_whatever_the_file_or_the_name(tmp_path):
+    """Duplicates are found by the outputs, not the file's bytes: a reformatted, reordered copy and the same outputs
+    sent under another model's name are each listed once as a repeat of the first file; a rebuild from the cache
+    says the same."""
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    doc = submission_doc(output=lambda t: "[[0]]")
+    doc["metadata"]["model"]["id"] = "Cheap-VLM"
+    write_file(subs, doc, "a.json")
+    again = json.loads(json.dumps(doc))
+    again["records"].reverse()
+    (subs / "b.json").write_text(json.dumps(again, indent=2))  # reformatted and reordered: other bytes
+    renamed = json.loads(json.dumps(doc))
+    renamed["metadata"]["model"]["id"] = "Other-VLM"
+    write_file(subs, renamed, "c.json.gz")
+    shutil.copyfile(subs / "a.json", subs / "e.json")  # the very same bytes
+    other = submission_doc(output=lambda t: "[[1]]")
+    other["metadata"]["model"]["id"] = "Cheap-VLM"
+    write_file(subs, other, "d.json")  # other outputs: a row of its own
+    for _ in range(2):  # scored, then from the cache
+        result = build_site(subs, tmp_path / "site", progress=False)
+        assert {r["file"]: r["reason"] for r in result["rejected"]} == {
+            "b.json": "the same outputs as a.json (shown once)", "c.json.gz": "the same outputs as a.json (shown once)",
+            "e.json": "the same submission as a.json (shown once)"}
+        assert result["submissions"] == 2
