@@ -123,3 +123,23 @@ def finite(value: object) -> object:
 def strict_json(value: object, **kwargs) -> str:
     """JSON text that any strict parser accepts: non-finite numbers become null."""
     return json.dumps(finite(value), allow_nan=False, **kwargs)
+
+
+#: Letters of other scripts drawn like Latin ones (Unicode's confusables for lower-case Latin, the common part):
+#: Cyrillic, Greek and Armenian look-alikes, and dashes that read as a hyphen.
+_CONFUSABLE = str.maketrans({
+    **dict.fromkeys("аɑα", "a"), "Ь": "b", "с": "c", "ϲ": "c", "ԁ": "d", **dict.fromkeys("еєε", "e"), "ɡ": "g",
+    "һ": "h", **dict.fromkeys("іιӏ", "i"), "ј": "j", "κ": "k", **dict.fromkeys("оοօσ", "o"), **dict.fromkeys("рρ", "p"),
+    "ԛ": "q", "ѕ": "s", "τ": "t", **dict.fromkeys("υս", "u"), "ν": "v", **dict.fromkeys("ԝω", "w"),
+    **dict.fromkeys("хχ", "x"), **dict.fromkeys("уγ", "y"), **dict.fromkeys("‐‑‒–—―−﹣", "-"),
+})
+
+
+def skeleton(name: str) -> str:
+    """What ``name`` looks like, for comparing names a reader could not tell apart: compatibility forms folded
+    (full-width letters, ligatures), case folded, invisible characters dropped, look-alike letters of other scripts
+    and dashes mapped to their Latin or ASCII twin, blanks at the ends stripped."""
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    visible = "".join(ch for ch in folded if unicodedata.category(ch) not in ("Cf", "Mn", "Cc"))
+    return unicodedata.normalize("NFKC", visible.translate(_CONFUSABLE)).casefold().strip()
+

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from g2m_base.errors import UsageError
 from g2m_base.files import ensure_dir, folder_lock
-from g2m_base.untrusted import term
+from g2m_base.untrusted import skeleton, term
 from leaderboard.rescoring import gap
 from leaderboard.site import baseline_store
 from leaderboard.site.cache import CACHE_DIR, Cache, file_digest
@@ -101,7 +101,7 @@ class _Board:
 
     def __init__(self, submissions: Path, out: Path, cache: Cache) -> None:
         self.submissions, self.out, self.cache = submissions, out, cache
-        self.reserved = {name.lower() for name in BASELINES}
+        self.reserved = {skeleton(name): name for name in BASELINES}
         self.built: list[dict] = []
         self.rejected: list[dict] = []
         self.seen: dict[str, tuple[str, str]] = {}  # outputs' sha256 -> (the first file shown with them, its sha256)
@@ -148,9 +148,10 @@ class _Board:
     def _refusal(self, accepted: dict) -> str | None:
         """Why an accepted file is not shown: a built-in baseline's name, or the same bytes as a file shown already."""
         name = accepted["name"]
-        if name.strip().lower() in self.reserved:
-            return (f"the model id {name.strip()!r} is a built-in baseline's; baselines are computed here, never "
-                    "taken from a submission")
+        baseline = self.reserved.get(skeleton(name))  # in any spelling a reader could not tell apart from it
+        if baseline is not None:
+            return (f"the model id {ascii(name.strip())} is, or looks like, the built-in baseline {baseline}; "
+                    "baselines are computed here, never taken from a submission")
         first = self.seen.get(accepted["outputs_sha256"])
         if first is not None:  # the same outputs, whatever the file's layout or the name they are sent under
             same = "submission" if first[1] == accepted["sha256"] else "outputs"

@@ -409,3 +409,30 @@ def test_the_same_outputs_are_one_row_whatever_the_file_or_the_name(tmp_path):
             "b.json": "the same outputs as a.json (shown once)", "c.json.gz": "the same outputs as a.json (shown once)",
             "e.json": "the same submission as a.json (shown once)"}
         assert result["submissions"] == 2
+
+
+@pytest.mark.parametrize(("name", "looks_like"), [
+    ("g2m-oracle", "g2m-oracle"), (" G2M-Oracle ", "g2m-oracle"), ("g2m-\u043eracle", "g2m-oracle"),  # Cyrillic о
+    ("\uff47\uff12\uff4d\uff0d\uff4f\uff52\uff41\uff43\uff4c\uff45", "g2m-oracle"),  # full-width
+    ("g2m\u200b-oracle", "g2m-oracle"), ("g2m\u2013random", "g2m-random"), ("g2m-rand\u03bfm", "g2m-random"),
+    ("g2m-oracle2", "g2m-oracle2"), ("Qwen/Qwen3-VL-8B", "qwen/qwen3-vl-8b"), ("g2m-or\u00e1cle", "g2m-or\u00e1cle"),
+])
+def test_a_name_is_compared_as_it_looks(name, looks_like):
+    from g2m_base.untrusted import skeleton
+
+    assert skeleton(name) == looks_like
+
+
+@slow
+def test_a_look_alike_of_a_baselines_name_is_refused(tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    for k, name in enumerate(("g2m-\u043eracle", "\uff47\uff12\uff4d\uff0d\uff52\uff41\uff4e\uff44\uff4f\uff4d")):
+        doc = submission_doc(output=lambda t, k=k: f"[[{k}]]")
+        doc["metadata"]["model"]["id"] = name
+        write_file(subs, doc, f"{k}.json")
+    result = build_site(subs, tmp_path / "site", progress=False)
+    reasons = {r["file"]: r["reason"] for r in result["rejected"]}
+    assert reasons["0.json"].startswith("the model id 'g2m-\\u043eracle' is, or looks like, the built-in baseline "
+                                        "g2m-oracle")
+    assert "looks like, the built-in baseline g2m-random" in reasons["1.json"] and result["submissions"] == 0
