@@ -142,4 +142,3 @@ def skeleton(name: str) -> str:
     folded = unicodedata.normalize("NFKC", name).casefold()
     visible = "".join(ch for ch in folded if unicodedata.category(ch) not in ("Cf", "Mn", "Cc"))
     return unicodedata.normalize("NFKC", visible.translate(_CONFUSABLE)).casefold().strip()
-

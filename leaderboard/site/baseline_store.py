@@ -54,9 +54,9 @@ def restore(cache: Cache, source: str) -> bool:
     and every file it lists has the sha256 it records, there in the store (the folder's cache then checks them again as
     it checks its own); False when there is none to copy, or it does not verify: nothing is copied then."""
     folder = _folder(cache, source)
-    files = _listed_files(folder / ENTRY_NAME) if (folder / ENTRY_NAME).is_file() else None
-    payload = cache.verified(folder / ENTRY_NAME, source) if files else None
-    if not payload or set(payload.get("files") or ()) != set(files):
+    payload = cache.verified(folder / ENTRY_NAME, source) or {}
+    files = list(payload.get("files") or ())
+    if not files or not all(_PAGE_FILE.fullmatch(rel) for rel in files):
         return False
     if any(file_digest(folder / rel, 1 << 40) != sha for rel, sha in payload["files"].items()):
         return False

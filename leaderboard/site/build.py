@@ -146,7 +146,8 @@ class _Board:
             self.built.append(row)
 
     def _refusal(self, accepted: dict) -> str | None:
-        """Why an accepted file is not shown: a built-in baseline's name, or the same bytes as a file shown already."""
+        """Why an accepted file is not shown: a built-in baseline's name (or a look-alike of one), or the same outputs
+        as a file shown already."""
         name = accepted["name"]
         baseline = self.reserved.get(skeleton(name))  # in any spelling a reader could not tell apart from it
         if baseline is not None:
@@ -253,8 +254,7 @@ def _render(r: dict, submissions: Path, out: Path) -> dict:
     if folder.is_symlink() or folder.is_file():
         folder.unlink()
     elif folder.is_dir():
-        shutil.rmtree(folder)  # the page's folder holds what this page writes and nothing else: its cache entry lists
-        # every file in it
+        shutil.rmtree(folder)  # it holds what this page writes and nothing else: its entry lists every file in it
     r["page"] = write_model_page(r, out / "models")
     r.pop("scored", None)
     r.pop("by_protocol", None)

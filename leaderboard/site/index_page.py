@@ -22,16 +22,8 @@ from leaderboard.pages.html import fmt, md_table, render
 from leaderboard.site import front_figure
 from leaderboard.site.gap_board import CSV_HEADERS as GAP_CSV
 from leaderboard.site.gap_board import GAP_BOARD, GAP_HEADERS, GAP_VIEW, csv_cells, gap_order, gap_row
+from leaderboard.submissions.hub_results import TIERS
 from leaderboard.submissions.submission import RELEASE
-
-#: Whether a row's outputs are known to come from the model it names: *reproduced* (this board produced or replayed
-#: them), *self-reported* (re-scored, but only the submitter says which model wrote them), *refuted* (a replay
-#: disagreed). No submission has been replayed yet, so every submitted row is self-reported.
-TIERS = {
-    "reproduced": "computed by this board: its outputs are regenerated here from the seeds",
-    "self-reported": "re-scored here from the submitted outputs; not reproduced from the model's weights by the "
-                     "maintainers, so which model wrote them is the submitter's word",
-}
 
 
 def tier(row: dict) -> tuple[str, str]:

@@ -48,10 +48,11 @@ def write_model_page(row: dict, folder: Path) -> str:
              fmt_ci(s["cell_accuracy"], s["cell_accuracy_ci"]),
              fmt(s["parse_failed"]), fmt(s["truncated"])] for (n, c), s in tasks.items()]
     path = folder / f"{page_slug}.html"
+    row_tier, tier_why = tier(row)
     atomic_write_text(path, render(TEMPLATES, "model.html.j2", title=f"G2M: {name}", name=name, kind=row["kind"],
                                    raw=row.get("raw"), file=row.get("file"), slug=page_slug, figures=figs, tasks=rows,
-                                   meta=meta, sweeps=draw_sweeps(row, assets), tier=tier(row)[0],
-                                   tier_why=tier(row)[1]))
+                                   meta=meta, sweeps=draw_sweeps(row, assets), tier=row_tier,
+                                   tier_why=tier_why))
     return f"models/{path.name}"
 
 

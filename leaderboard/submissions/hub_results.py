@@ -31,9 +31,17 @@ from g2m_base.untrusted import term
 
 #: Where the Hub reads a model's results: this file name under ``.eval_results/`` of the model repository.
 EVAL_RESULTS_PATH = ".eval_results/grid2matrix.yaml"
+#: Whether a row's outputs are known to come from the model it names (the board, its pages and tables, and every Hub
+#: entry say it in these words): *reproduced* (produced or replayed by the maintainers), *self-reported* (re-scored,
+#: but only the submitter says which model wrote them), *refuted* (a replay disagreed). No submission has been
+#: replayed yet, so every submitted row is self-reported.
+TIERS = {
+    "reproduced": "computed by this board: its outputs are regenerated here from the seeds",
+    "self-reported": "re-scored here from the submitted outputs; not reproduced from the model's weights by the "
+                     "maintainers, so which model wrote them is the submitter's word",
+}
 #: What every entry says of its value: no maintainer ran the model to check that these outputs are its own.
-SELF_REPORTED = ("self-reported: re-scored from the submitted raw outputs, not reproduced by the maintainers from the "
-                 "model's weights")
+SELF_REPORTED = f"self-reported: {TIERS['self-reported']}"
 _VERSION = re.compile(r"[0-9]{1,4}(?:\.[0-9]{1,4}){0,3}")
 _FIRST_DATE = datetime(2020, 1, 1, tzinfo=UTC)  # before any G2M run
 
