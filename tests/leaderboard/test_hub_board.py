@@ -14,7 +14,7 @@ import math
 import pytest
 
 from dataset_builder.grids.spec import HUB_REPO_ID
-from tests.support.helpers import g2m, submission_doc, write_file
+from tests.support.helpers import cheap_doc, g2m, write_file
 from tests.support.hub_server import HubStandIn
 
 pytestmark = pytest.mark.slow  # builds a site: scores a submission and draws its figures
@@ -49,8 +49,7 @@ def _build(subs, site, *extra, **env):
 def test_the_board_lists_the_hubs_leaderboard_apart_unranked_and_untrusted(tmp_path):
     subs, site = tmp_path / "subs", tmp_path / "site"
     subs.mkdir()
-    doc = submission_doc(output=lambda t: "[[0]]")
-    doc["metadata"]["model"]["id"] = "org/Cheap-VLM"
+    doc = cheap_doc("org/Cheap-VLM")
     write_file(subs, doc, "a.json")
     with HubStandIn() as hub:
         hub.leaderboards[HUB_REPO_ID] = HUB

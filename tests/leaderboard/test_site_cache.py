@@ -21,7 +21,7 @@ import leaderboard.site.cache as cache_module
 from leaderboard.site.build import build_site
 from leaderboard.site.cache import CACHE_DIR, Cache
 from leaderboard.site.rows import slug, well_formed
-from tests.support.helpers import REPO, g2m, submission_doc, write_file
+from tests.support.helpers import REPO, cheap_doc, g2m, submission_doc, write_file
 
 
 def _entry(site: Path, source: str) -> Path:
@@ -141,9 +141,7 @@ slow = pytest.mark.slow  # builds sites: scores submissions and draws their figu
 def first_build(tmp_path_factory):
     """Two accepted submissions (one cheap to score), a copy of one, and a file that is not a submission."""
     subs = tmp_path_factory.mktemp("subs")
-    cheap = submission_doc(output=lambda t: "[[0]]")
-    cheap["metadata"]["model"]["id"] = "Cheap-VLM"
-    write_file(subs, cheap, "a.json")
+    write_file(subs, cheap_doc("Cheap-VLM"), "a.json")
     write_file(subs, submission_doc(), "b.json.gz")
     shutil.copyfile(subs / "b.json.gz", subs / "zz-copy.json.gz")
     (subs / "junk.json").write_text('{"format": "something else"}')
@@ -357,9 +355,7 @@ def _plant(site: Path, slug_dir: Path) -> list[Path]:
 def test_the_site_holds_only_what_the_build_wrote_at_every_depth(tmp_path):
     subs, site = tmp_path / "subs", tmp_path / "site"
     subs.mkdir()
-    cheap = submission_doc(output=lambda t: "[[0]]")
-    cheap["metadata"]["model"]["id"] = "Cheap-VLM"
-    write_file(subs, cheap, "a.json")
+    write_file(subs, cheap_doc("Cheap-VLM"), "a.json")
     build_site(subs, site, progress=False)
     pages = _published(site)
     slug_dir = next(p for p in (site / "models").iterdir() if p.is_dir() and p.name.startswith("Cheap-VLM"))
@@ -390,8 +386,7 @@ def test_the_same_outputs_are_one_row_whatever_the_file_or_the_name(tmp_path):
     says the same."""
     subs = tmp_path / "subs"
     subs.mkdir()
-    doc = submission_doc(output=lambda t: "[[0]]")
-    doc["metadata"]["model"]["id"] = "Cheap-VLM"
+    doc = cheap_doc("Cheap-VLM")
     write_file(subs, doc, "a.json")
     again = json.loads(json.dumps(doc))
     again["records"].reverse()
@@ -400,9 +395,7 @@ def test_the_same_outputs_are_one_row_whatever_the_file_or_the_name(tmp_path):
     renamed["metadata"]["model"]["id"] = "Other-VLM"
     write_file(subs, renamed, "c.json.gz")
     shutil.copyfile(subs / "a.json", subs / "e.json")  # the very same bytes
-    other = submission_doc(output=lambda t: "[[1]]")
-    other["metadata"]["model"]["id"] = "Cheap-VLM"
-    write_file(subs, other, "d.json")  # other outputs: a row of its own
+    write_file(subs, cheap_doc("Cheap-VLM", "[[1]]"), "d.json")  # other outputs: a row of its own
     for _ in range(2):  # scored, then from the cache
         result = build_site(subs, tmp_path / "site", progress=False)
         assert {r["file"]: r["reason"] for r in result["rejected"]} == {
@@ -428,9 +421,7 @@ def test_a_look_alike_of_a_baselines_name_is_refused(tmp_path):
     subs = tmp_path / "subs"
     subs.mkdir()
     for k, name in enumerate(("g2m-\u043eracle", "\uff47\uff12\uff4d\uff0d\uff52\uff41\uff4e\uff44\uff4f\uff4d")):
-        doc = submission_doc(output=lambda t, k=k: f"[[{k}]]")
-        doc["metadata"]["model"]["id"] = name
-        write_file(subs, doc, f"{k}.json")
+        write_file(subs, cheap_doc(name, f"[[{k}]]"), f"{k}.json")
     result = build_site(subs, tmp_path / "site", progress=False)
     reasons = {r["file"]: r["reason"] for r in result["rejected"]}
     assert reasons["0.json"].startswith("the model id 'g2m-\\u043eracle' is, or looks like, the built-in baseline "

@@ -84,6 +84,13 @@ def submission_doc(output=None, **changes) -> dict:
     return doc
 
 
+def cheap_doc(model_id: str, answer: str = "[[0]]") -> dict:
+    """A submission of every zero_shot id under ``model_id``, each answered ``answer``: valid, and quick to score."""
+    doc = submission_doc(output=lambda t: answer)
+    doc["metadata"]["model"]["id"] = model_id
+    return doc
+
+
 def write_file(folder: Path, doc: dict | bytes, name: str = "sub.json") -> Path:
     """Write ``doc`` (JSON, or raw bytes) to ``folder/name``, gzip'd when the name ends in .gz."""
     path = folder / name
