@@ -1,7 +1,7 @@
 """G2M in evaluation harnesses, in rooms by trade:
 
-- ``answers``: the answer core every harness and the leaderboard share: the task catalog, the parsers (G2M's and the
-  paper's), the metrics, one ``score_answer`` per text, the answer budget and the reference answers. No harness import.
+- The answer core (the task catalog, the parsers, the metrics, ``score_answer``) is ``scoring``, a package of its
+  own under both this one and the leaderboard.
 - ``serving``: talking to an OpenAI-compatible server (``g2m-chat``, endpoints) and starting one (``launcher``).
 - ``evaluation``: what every harness run shares: settings resolved once, the rows and their provenance, the task
   YAML blocks, the run files ``g2m report`` reads, the score table, ``--dry-run``.
@@ -11,22 +11,26 @@
 - ``evaluate`` (``g2m eval``: settings, one driver, results) and ``cli`` sit on top.
 
 The public API, for code outside this package: ``score_answer``/``AnswerScore``, ``ModelArgs`` and ``model_name`` here,
-the ``answers`` modules, and ``with_vlmevalkit`` for VLMEvalKit's files; ``TASK_DIR`` is the installed lm-eval task
-folder. The leaderboard imports nothing else (``tests/repo/test_architecture.py``): never a runner, a server or a
-harness.
+``run_eval``/``EvalSpec``/``CHAT`` (``g2m eval`` as a library: the leaderboard's audit replays a submission through
+it, by the same paths a user's run took), and ``with_vlmevalkit`` for VLMEvalKit's files; ``TASK_DIR`` is the
+installed lm-eval task folder. The leaderboard imports nothing else (``tests/repo/test_architecture.py``): never a
+runner's, a server's or a harness's own modules.
 """
 
 from pathlib import Path
 
 TASK_DIR = Path(__file__).resolve().parent / "lm_eval_tasks"
 
-__all__ = ["TASK_DIR", "AnswerScore", "ModelArgs", "model_name", "score_answer"]
+__all__ = ["CHAT", "TASK_DIR", "AnswerScore", "EvalSpec", "ModelArgs", "model_name", "run_eval", "score_answer"]
 
 _LAZY = {  # each loaded only when asked for: scoring imports numpy
     "score_answer": "scoring.score",
     "AnswerScore": "scoring.score",
     "model_name": "harness_tasks.evaluation.model_args",
     "ModelArgs": "harness_tasks.evaluation.model_args",
+    "run_eval": "harness_tasks.evaluate",
+    "EvalSpec": "harness_tasks.evaluate",
+    "CHAT": "harness_tasks.evaluate",
 }
 
 

@@ -9,6 +9,7 @@ from dataset_builder.grids.spec import DEFAULT_RESOLUTION, PATCH_SIZES
 from g2m_base.errors import UsageError
 from g2m_base.flags import add_out, add_quiet
 from g2m_base.untrusted import term
+from leaderboard.audit import cli as audit_cli
 from leaderboard.submissions import hub_results
 
 
@@ -103,7 +104,8 @@ def _build(args: argparse.Namespace) -> int:
 
     from leaderboard.site.build import build_site
 
-    res = build_site(args.submissions, args.out, progress=not args.quiet, hub=args.hub, hub_endpoint=args.hub_endpoint)
+    res = build_site(args.submissions, args.out, progress=not args.quiet, hub=args.hub, hub_endpoint=args.hub_endpoint,
+                     audits=args.audits)
     print(f"built {term(res['output_dir'])}/index.html: {res['submissions']} accepted submissions, "
           f"{len(res['rejected'])} rejected, {res['rows']} rows with the baselines; {res['scored']} files scored, "
           f"{res['cached']} rows from the cache")
@@ -111,6 +113,22 @@ def _build(args: argparse.Namespace) -> int:
         print(f"the Hub's leaderboard: {term(res['hub'].note, 1000)}")
     for r in res["rejected"]:
         print(f"rejected {term(r['file'])}: {term(r['reason'], 1000)}", file=sys.stderr)
+    return 0
+
+
+def _eval_results(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from leaderboard.site.audit_records import AUDITS_DIR, read_folder, tier_of
+    from leaderboard.site.cache import signing_key
+
+    folder = Path(args.audits) if args.audits else Path(args.submission).parent / AUDITS_DIR
+    records, _ = read_folder(folder, signing_key()) if folder.is_dir() else ({}, [])
+
+    def tier(v) -> dict:
+        return tier_of(records, v.outputs_sha256, v.metadata["model"]["id"])
+
+    print(hub_results.said(hub_results.write_eval_results(args.submission, args.out, args.source_url, tier)))
     return 0
 
 
@@ -160,7 +178,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--probes", default=None, help="folder of g2m probe / g2m probe sweep results of the same model, "
                                                   "added with their test-split predictions so they can be re-scored")
     p.set_defaults(func=_submit, extra="report")
-    hub_results.register(sub)
+    hub_results.register(sub, _eval_results)
 
     p = sub.add_parser("validate", help="check a submission file and re-score every output")
     p.add_argument("file")
@@ -179,4 +197,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "offline")
     b.add_argument("--hub-endpoint", default=None, metavar="URL",
                    help="read the Hub's leaderboard there (implies --hub)")
+    b.add_argument("--audits", default=None, help="the folder of audit records (g2m audit; default: "
+                                                  "SUBMISSIONS/audits); each row's tier comes from them")
     b.set_defaults(func=_build, extra="report")
+    audit_cli.register(sub, lsub)

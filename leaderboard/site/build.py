@@ -21,8 +21,9 @@ from g2m_base.errors import UsageError
 from g2m_base.files import ensure_dir, folder_lock
 from g2m_base.untrusted import skeleton, term
 from leaderboard.rescoring import gap
-from leaderboard.site import baseline_store
-from leaderboard.site.cache import CACHE_DIR, Cache, file_digest
+from leaderboard.site import audit_records, baseline_store
+from leaderboard.site.audit_records import AUDITS_DIR
+from leaderboard.site.cache import CACHE_DIR, Cache, file_digest, signing_key
 from leaderboard.site.hub_board import read_hub_board
 from leaderboard.site.index_page import INDEX_FILES, VIEWS, write_index
 from leaderboard.site.model_page import write_model_page
@@ -45,20 +46,23 @@ class _Outcome(NamedTuple):
 
 
 def build_site(submissions: str | Path, out: str | Path, progress: bool = True, hub: bool = False,
-               hub_endpoint: str | None = None) -> dict:
+               hub_endpoint: str | None = None, audits: str | Path | None = None) -> dict:
     """Build the site in ``out`` from the folder ``submissions`` (see ``_build_site``), holding a lock on ``out``: two
     builds into one folder would remove each other's pages and cache entries, so a second one is refused at once.
     ``hub``: also list what the Hub's leaderboard of the release reports (``hub_board``; at ``hub_endpoint``, else
-    ``HF_ENDPOINT``), apart and unranked."""
+    ``HF_ENDPOINT``), apart and unranked. ``audits``: the folder of audit records (``g2m audit``; default
+    ``SUBMISSIONS/audits``): each row's tier comes from the record of its outputs, when its signature verifies."""
     submissions, out = Path(submissions), Path(out)
     if not submissions.is_dir():
         raise UsageError(f"{submissions} is not a folder of submissions")
     busy = f"another g2m leaderboard build is writing to {out}; wait for it to finish"
     with folder_lock(out / CACHE_DIR, LOCK_NAME, busy.replace("{", "{{").replace("}", "}}")):
-        return _build_site(submissions, out, progress, hub or hub_endpoint is not None, hub_endpoint)
+        return _build_site(submissions, out, progress, hub or hub_endpoint is not None, hub_endpoint,
+                           Path(audits) if audits is not None else submissions / AUDITS_DIR)
 
 
-def _build_site(submissions: Path, out: Path, progress: bool, hub: bool, hub_endpoint: str | None) -> dict:
+def _build_site(submissions: Path, out: Path, progress: bool, hub: bool, hub_endpoint: str | None,
+                audits: Path) -> dict:
     """Validate and re-score every submission, then write the site. A file that is refused, breaks a page, repeats
     another file's outputs or claims a built-in baseline's name is listed as rejected with its reason; it never stops
     the rest of the site. Each submission is rendered as soon as it is scored and only its summary is kept, so
@@ -67,7 +71,12 @@ def _build_site(submissions: Path, out: Path, progress: bool, hub: bool, hub_end
     ensure_dir(out / "models")  # a bad output folder fails before any submission is scored
     ensure_dir(out / "raw")
     files = sorted(p for p in submissions.iterdir() if p.name.endswith((".json", ".json.gz")))
-    board = _Board(submissions, out, Cache(out, well_formed))
+    cache = Cache(out, well_formed)
+    records, ignored = audit_records.read_folder(audits, signing_key())
+    for name in ignored:
+        print(f"g2m leaderboard: ignored the audit record {term(name)}: it is not one this board signed",
+              file=sys.stderr)
+    board = _Board(submissions, out, cache, records)
     from tqdm.auto import tqdm
 
     for f in tqdm(files, desc="g2m leaderboard", unit="file", disable=not progress or not files):
@@ -82,7 +91,8 @@ def _build_site(submissions: Path, out: Path, progress: bool, hub: bool, hub_end
                             *(r["raw"] for r in built if r.get("raw"))})
     board.cache.prune()
     return {"rows": len(built), "submissions": sum(r["kind"] == "submission" for r in built), "rejected": rejected,
-            "output_dir": str(out), "hub": hub_rows, "baselines": baselines, **counts}
+            "output_dir": str(out), "hub": hub_rows, "baselines": baselines, "audits": len(records),
+            "ignored_audits": ignored, **counts}
 
 
 class _Known(NamedTuple):
@@ -99,8 +109,8 @@ class _Board:
     from the cache), ``admit`` decides whether it is shown (a baseline's name or a copy of another file is not) and
     draws its page."""
 
-    def __init__(self, submissions: Path, out: Path, cache: Cache) -> None:
-        self.submissions, self.out, self.cache = submissions, out, cache
+    def __init__(self, submissions: Path, out: Path, cache: Cache, records: dict[str, dict]) -> None:
+        self.submissions, self.out, self.cache, self.records = submissions, out, cache, records
         self.reserved = {skeleton(name): name for name in BASELINES}
         self.built: list[dict] = []
         self.rejected: list[dict] = []
@@ -170,7 +180,8 @@ class _Board:
                 self.cache.put(known.source, {"accepted": outcome.accepted, "row": None})
             return None, refusal
         self.seen[outcome.accepted["outputs_sha256"]] = (f.name, outcome.accepted["sha256"])
-        if known.row is not None:
+        tier = audit_records.tier_of(self.records, outcome.accepted["outputs_sha256"], outcome.accepted["name"])
+        if known.row is not None and known.row["tier"] == tier:
             self.counts["cached"] += 1
             return {**outcome.accepted, **known.row}, None
         if outcome.validation is None:  # known from the cache but never drawn under this name: the page needs every
@@ -180,7 +191,7 @@ class _Board:
         v = outcome.validation
         try:
             r = _render({**outcome.accepted, "file": f.name, "scored": v.scored, "by_protocol": v.by_protocol,
-                         "probes": v.probes}, self.submissions, self.out)
+                         "probes": v.probes, "tier": tier}, self.submissions, self.out)
         except Exception as e:  # noqa: BLE001 - one broken submission must not stop the site
             _complain(f.name, "broke its page")
             return None, f"could not be rendered ({type(e).__name__}: {e})"

@@ -27,9 +27,12 @@ from leaderboard.submissions.submission import RELEASE
 
 
 def tier(row: dict) -> tuple[str, str]:
-    """(the row's tier, why): a built-in baseline is reproduced, every submission self-reported."""
-    name = "reproduced" if row.get("kind") == "baseline" else "self-reported"
-    return name, TIERS[name]
+    """(the row's tier, why): a built-in baseline is reproduced; a submission what its audit found (``row["tier"]``,
+    set by the build from a verified audit record), else self-reported."""
+    if row.get("kind") == "baseline":
+        return "reproduced", TIERS["reproduced"]
+    found = row.get("tier") or {}
+    return found.get("tier", "self-reported"), found.get("why", TIERS["self-reported"])
 
 
 VIEWS = ("all", "c3", "c5", "c10")
@@ -81,7 +84,7 @@ def _row(r: dict, views: tuple[str, ...]) -> dict:
     url = model.get("url")
     values = {"name": r["name"], "kind": r["kind"], "page": r["page"], "raw": r.get("raw"), "info": _info(r),
               "url": url if isinstance(url, str) and _WEB_LINK.match(url) else None}
-    out = {"name": r["name"], "views": {}}
+    out = {"name": r["name"], "tier": values["info"][0], "views": {}}
     for view in views:
         cells = _cells(r, view)
         scores, by_n = cells[: len(SCORES)], cells[len(SCORES):]
@@ -151,30 +154,35 @@ INDEX_FILES = ("index.html", "leaderboard.csv", "leaderboard.md", README_NAME)
 def write_index(out: Path, rows: list[dict], reported: dict, rejected: list[dict], hub=None) -> None:
     """The index, CSV and markdown. ``hub`` (``hub_board.HubBoard``, or None when not asked for) is the Hub's own
     leaderboard, listed apart and unranked."""
-    ranked = [r for r in rows if r.get("data", RELEASE) == RELEASE]
-    local = [r for r in rows if r.get("data", RELEASE) != RELEASE]
-    data = [_row(r, VIEWS) for r in ranked] + [_row(r, ("all",)) for r in local]
+    refuted = [r for r in rows if tier(r)[0] == "refuted"]  # shown with their numbers and reason, never ranked
+    ranked = [r for r in rows if r.get("data", RELEASE) == RELEASE and tier(r)[0] != "refuted"]
+    local = [r for r in rows if r.get("data", RELEASE) != RELEASE and tier(r)[0] != "refuted"]
+    data = [_row(r, VIEWS) for r in ranked] + [_row(r, ("all",)) for r in local + refuted]
     for d, r in zip(data, ranked, strict=False):  # the gap board: ranked rows only, as the palette boards
         d["views"][GAP_VIEW] = gap_row(r)
     boards = {("board" if v == "all" else f"board-{v}"): {"view": v, "order": _ranked(ranked, v)} for v in VIEWS}
     boards[GAP_BOARD] = {"view": GAP_VIEW, "order": gap_order(ranked)}
     if local:
         boards["local"] = {"view": "all", "order": [len(ranked) + i for i in _ranked(local, "all")]}
+    if refuted:
+        boards["refuted"] = {"view": "all", "order": [len(ranked) + len(local) + i for i in _ranked(refuted, "all")]}
     views = [{"view": b["view"], "board": _board(data, b["order"], b["view"], t),
               "figure": front_figure.figure(ranked, b["view"], f"figure-{b['view']}") if ranked else None}
-             for t, b in boards.items() if t not in ("local", GAP_BOARD)]
+             for t, b in boards.items() if t not in ("local", "refuted", GAP_BOARD)]
     html = render(TEMPLATES, "index.html.j2", title="Grid2Matrix leaderboard", views=views, view_names=VIEW_NAMES,
                   rank_metric=RANK_METRIC, exact_note=exact_note(ranked), page_rows=PAGE_ROWS, info=INFO, tiers=TIERS,
                   scores=[(h, best) for h, _, best in SCORES],
                   sizes=ZERO_SHOT_SIZES, submissions_url=SUBMISSIONS_URL, submissions_repo=SUBMISSIONS_REPO_ID,
                   local=_board(data, boards["local"]["order"], "all", "local") if local else None, reported=reported,
+                  refuted=_board(data, boards["refuted"]["order"], "all", "refuted") if refuted else None,
+                  refuted_why=[[r["name"], tier(r)[1]] for r in refuted],
                   gap=_board(data, boards[GAP_BOARD]["order"], GAP_VIEW, GAP_BOARD), gap_headers=GAP_HEADERS,
                   reported_headers=REPORTED_HEADERS, reported_rows=_reported_rows(reported),
                   rejected=[[r["file"], r["reason"]] for r in rejected], hub=hub, hub_headers=HUB_HEADERS,
                   hub_rows=list(zip(hub.rows, _hub_rows(hub), strict=True)) if hub else [],
                   payload={"page": PAGE_ROWS, "rows": data, "boards": boards})
     atomic_write_text(out / "index.html", html)
-    _write_tables(out, ranked, local, reported, hub)
+    _write_tables(out, ranked, local + refuted, reported, hub)
 
 
 def _csv_cell(value: str) -> str:

@@ -17,6 +17,7 @@ from g2m_base.files import safe_name
 from g2m_base.untrusted import check_value
 from leaderboard.rescoring.rescore import score_output, summarise, truth_matrix, zero_shot_truth
 from leaderboard.site import gap_board
+from leaderboard.site.audit_records import VERDICTS, well_formed_tier
 from leaderboard.site.index_page import VIEWS
 from leaderboard.submissions.submission import LOCAL, RELEASE, check_metadata
 from scoring.baselines import oracle_answer, random_answer
@@ -75,7 +76,7 @@ def summaries(row: dict, view: str) -> dict:
 _FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 #: What a cached row keeps: its validation (``accepted``) and what its rendering added (``row``).
 ACCEPTED = ("kind", "name", "sha256", "outputs_sha256", "meta", "warnings", "data")
-ROW = ("file", "slug", "page", "raw", "views", "gap")
+ROW = ("file", "slug", "page", "raw", "views", "gap", "tier")
 
 
 def cached_form(r: dict, out: Path) -> tuple[dict, list[str]]:
@@ -120,7 +121,9 @@ def well_formed(accepted: dict, row: dict | None, files: set[str]) -> bool:
             want_raw = f"raw/{page_slug}{'.json.gz' if file_ok and row['file'].endswith('.gz') else '.json'}"
         pages = {row["page"], want_raw} - {None}
         figures = [f.split("/") for f in files - pages]  # models/<slug>/<name>: nothing else, nothing above
-        if accepted["kind"] == "baseline" and row["gap"] is not None:
+        if accepted["kind"] == "baseline" and (row["gap"] is not None or row["tier"] is not None):
+            return False
+        if accepted["kind"] == "submission" and not well_formed_tier(row["tier"], VERDICTS):
             return False
         return (file_ok and row["slug"] == page_slug and row["page"] == f"models/{page_slug}.html"
                 and gap_board.well_formed(row["gap"], page_slug, files)

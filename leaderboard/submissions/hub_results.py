@@ -32,13 +32,16 @@ from g2m_base.untrusted import term
 #: Where the Hub reads a model's results: this file name under ``.eval_results/`` of the model repository.
 EVAL_RESULTS_PATH = ".eval_results/grid2matrix.yaml"
 #: Whether a row's outputs are known to come from the model it names (the board, its pages and tables, and every Hub
-#: entry say it in these words): *reproduced* (produced or replayed by the maintainers), *self-reported* (re-scored,
-#: but only the submitter says which model wrote them), *refuted* (a replay disagreed). No submission has been
-#: replayed yet, so every submitted row is self-reported.
+#: entry say it in these words): *reproduced* (computed here, or a keyed sample of its answers replayed by the
+#: maintainers from the named weights agreed: ``g2m audit``), *self-reported* (re-scored, but not replayed yet or not
+#: replayable), *refuted* (the replay disagreed: shown with its numbers and the reason, never ranked).
 TIERS = {
-    "reproduced": "computed by this board: its outputs are regenerated here from the seeds",
-    "self-reported": "re-scored here from the submitted outputs; not reproduced from the model's weights by the "
-                     "maintainers, so which model wrote them is the submitter's word",
+    "reproduced": "computed by this board from the seeds, or a sample of its answers, drawn with a key only the board "
+                  "holds, was replayed by the maintainers from the named weights and agreed",
+    "self-reported": "re-scored here from the submitted outputs, but not replayed from the model's weights (not yet, "
+                     "or it cannot be: an API model), so which model wrote them is the submitter's word",
+    "refuted": "the maintainers' replay of a sample of its answers from the named weights disagreed with them: shown "
+               "with its numbers and the reason, never ranked",
 }
 #: What every entry says of its value: no maintainer ran the model to check that these outputs are its own.
 SELF_REPORTED = f"self-reported: {TIERS['self-reported']}"
@@ -49,6 +52,7 @@ _FIRST_DATE = datetime(2020, 1, 1, tzinfo=UTC)  # before any G2M run
 class Written(NamedTuple):
     path: Path
     left_out: tuple[str, ...]  # what the submission said that was not checked, so not written
+    tier: str = "self-reported"  # what every entry's notes say of it
 
 
 def checked_date(value: object, now: datetime | None = None) -> str | None:
@@ -81,7 +85,16 @@ def task_rows(scored: list, task_id: str) -> list:
     return [r for r in scored if (r.grid_size, r.num_colors) in cells]
 
 
-def _notes(meta: dict) -> str:
+def tier_note(tier: dict | None) -> str:
+    """What an entry says of who produced its value: reproduced only when a verified audit record of these very
+    outputs says so (``tier``: ``audit_records.tier_of``); self-reported otherwise."""
+    if tier and tier.get("tier") == "reproduced":
+        return (f"reproduced: {tier['why']} (the maintainers' audit of {tier.get('audited') or 'an unstated date'}: a "
+                "keyed sample of the answers replayed from the named weights)")
+    return SELF_REPORTED
+
+
+def _notes(meta: dict, tier: dict | None = None) -> str:
     """The protocol and the reasoning budget, from what the run recorded (its per-task answer budgets)."""
     from scoring.catalog import budget, task_info
 
@@ -95,12 +108,14 @@ def _notes(meta: dict) -> str:
         reasoning = "reasoning budget not recorded" if not extra else "reasoning budget differs between tasks"
     version = checked_version(gen.get("task_version")) or "not recorded"
     return (f"G2M protocol (task version {version}): G2M's prompt, answer budget, parser and partial credit; "
-            f"{reasoning}; cell accuracy re-scored by g2m validate from the raw outputs; {SELF_REPORTED}")
+            f"{reasoning}; cell accuracy re-scored by g2m validate from the raw outputs; {tier_note(tier)}")
 
 
-def eval_result_entries(validation, source_url: str, left_out: list[str] | None = None) -> list:
+def eval_result_entries(validation, source_url: str, left_out: list[str] | None = None,
+                        tier: dict | None = None) -> list:
     """One ``EvalResultEntry`` per Hub task, from an accepted submission of the release (refused otherwise). What the
-    submission says that is not checked here is not written, and named in ``left_out``."""
+    submission says that is not checked here is not written, and named in ``left_out``. ``tier``: what the audit of
+    these outputs found (None: not audited); a refuted submission is refused."""
     from huggingface_hub import EvalResultEntry
 
     from leaderboard.rescoring.rescore import summarise
@@ -117,6 +132,9 @@ def eval_result_entries(validation, source_url: str, left_out: list[str] | None 
         note = next((w for w in validation.warnings if "local build" in w), "its data is not the release's")
         raise UsageError(f"only a run on the release ({HUB_REPO_ID} {DATASET_REVISION}) can report to the Hub; this "
                          f"one read a local build ({note})")
+    if tier and tier.get("tier") == "refuted":
+        raise UsageError(f"the maintainers' audit refuted these outputs ({tier.get('why')}): they are not reported as "
+                         "the model's anywhere")
     meta = validation.metadata
     date = checked_date(meta.get("date"))
     if date is None and meta.get("date") is not None and left_out is not None:
@@ -124,17 +142,18 @@ def eval_result_entries(validation, source_url: str, left_out: list[str] | None 
     gen = meta.get("generation") if isinstance(meta.get("generation"), dict) else {}
     if checked_version(gen.get("task_version")) is None and left_out is not None:
         left_out.append(f"the task version {term(gen.get('task_version'), 60)} (not a version number)")
-    notes = _notes(meta)
+    notes = _notes(meta, tier)
     return [EvalResultEntry(dataset_id=HUB_REPO_ID, task_id=task_id, dataset_revision=DATASET_REVISION,
                             value=summarise(task_rows(validation.scored, task_id))["cell_accuracy"], date=date,
                             source_url=source_url, source_name="G2M submission (raw outputs)", notes=notes)
             for task_id in HUB_TASKS]
 
 
-def write_eval_results(submission: str | Path, out: str | Path | None = None,
-                       source_url: str | None = None) -> Written:
+def write_eval_results(submission: str | Path, out: str | Path | None = None, source_url: str | None = None,
+                       tier_of=None) -> Written:
     """Validate and re-score ``submission``, then write its results file (default: ``.eval_results/grid2matrix.yaml``
-    beside it). ``source_url`` links the raw outputs; by default, where the submission is sent."""
+    beside it). ``source_url`` links the raw outputs; by default, where the submission is sent. ``tier_of(validation)``
+    says what an audit of its outputs found (None, the default: not audited, so self-reported)."""
     import yaml
     from huggingface_hub import eval_result_entries_to_yaml
 
@@ -145,29 +164,32 @@ def write_eval_results(submission: str | Path, out: str | Path | None = None,
     out = output_file(out if out is not None else submission.parent / EVAL_RESULTS_PATH, inputs=(submission,))
     url = source_url or f"{SUBMISSIONS_URL}/blob/main/submissions/{submission.name}"
     left_out: list[str] = []
-    entries = eval_result_entries(validate(submission), url, left_out)
+    v = validate(submission)
+    tier = tier_of(v) if tier_of and v.ok else None
+    entries = eval_result_entries(v, url, left_out, tier)
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out, yaml.safe_dump(eval_result_entries_to_yaml(entries), sort_keys=False, width=120))
-    return Written(out, tuple(left_out))
+    return Written(out, tuple(left_out), "reproduced" if tier_note(tier) != SELF_REPORTED else "self-reported")
 
 
 def said(written: Written) -> str:
     left = "".join(f"\nleft out: {what}" for what in written.left_out)
-    return (f"wrote {term(written.path)} (every value self-reported: re-scored, not reproduced): add it as "
+    how = ("reproduced: re-scored, and a keyed sample replayed by the maintainers" if written.tier == "reproduced"
+           else "self-reported: re-scored, not reproduced")
+    return (f"wrote {term(written.path)} (every value {how}): add it as "
             f"{EVAL_RESULTS_PATH} to the model's repository on the Hub, by a pull request on that repository (its "
             f"Community tab); the scores then show on the model's page and on the leaderboards of {HUB_REPO_ID}"
             + left)
 
 
-def _cmd(args: argparse.Namespace) -> int:
-    print(said(write_eval_results(args.submission, args.out, args.source_url)))
-    return 0
-
-
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction, run) -> None:
+    """``g2m eval-results``, run by ``run(args)`` (the leaderboard's command line, which reads the audit records)."""
     p = sub.add_parser("eval-results", help="write a model's .eval_results file for the Hub from a submission file")
     p.add_argument("submission", help="a submission file of a complete run of the release (g2m submit)")
     p.add_argument("--out", default=None, help=f"file to write (default: {EVAL_RESULTS_PATH} beside the submission)")
     p.add_argument("--source-url", default=None, help="link to the raw outputs (default: where the submission is "
                                                       "sent, under submissions/ of the submissions repository)")
-    p.set_defaults(func=_cmd, extra="report")
+    p.add_argument("--audits", default=None, help="the folder of audit records (default: audits/ beside the "
+                                                  "submission): a value is written as reproduced only when a verified "
+                                                  "record of these outputs says so")
+    p.set_defaults(func=run, extra="report")

@@ -209,3 +209,34 @@ def test_submit_of_a_partial_run_on_a_local_build_writes_no_eval_results(random_
     res = g2m("submit", str(random_run), "--out", str(tmp_path / "p.json.gz"), "--no-input", "--eval-results",
               "--allow-partial")
     assert res.returncode == 2 and "--eval-results reports to the Hub" in res.stderr
+
+
+@pytest.mark.slow
+def test_eval_results_say_reproduced_only_when_a_signed_audit_of_these_outputs_does(tmp_path):
+    from leaderboard.site import audit_records
+    from leaderboard.site.cache import signing_key
+    from leaderboard.submissions.submission import validate
+
+    sub = write_file(tmp_path, submission_doc(), "sub.json")
+    v = validate(sub)
+    path = tmp_path / ".eval_results" / "grid2matrix.yaml"
+
+    def notes() -> set[str]:
+        return {e["notes"] for e in yaml.safe_load(path.read_text())}
+
+    def record(tier: str, model: str = v.metadata["model"]["id"]) -> None:
+        audit_records.write(tmp_path / "audits", signing_key(), {
+            "submission": {"outputs_sha256": v.outputs_sha256, "model": model}, "sample": {}, "items": [],
+            "replay": {"finished": "2026-12-04T00:00:00Z"},
+            "verdict": {"tier": tier, "reason": f"the replay's finding ({tier})"}})
+
+    record("reproduced", model="someone/else")  # these outputs, audited under another name: not this model's
+    assert g2m("eval-results", str(sub)).returncode == 0
+    assert all(n.endswith(SELF_REPORTED) for n in notes())
+    record("reproduced")
+    res = g2m("eval-results", str(sub))
+    assert res.returncode == 0 and "every value reproduced" in res.stdout
+    assert all("; reproduced: the replay's finding (reproduced)" in n and SELF_REPORTED not in n for n in notes())
+    record("refuted")
+    res = g2m("eval-results", str(sub))
+    assert res.returncode == 2 and "refuted these outputs" in res.stderr

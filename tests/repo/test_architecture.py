@@ -92,7 +92,8 @@ def test_the_module_graph_has_no_cycle():
 #: package below both ``harness_tasks`` and ``leaderboard``.
 HARNESS_ROOMS = {"serving": 1, "evaluation": 2, "with_lm_eval": 3, "with_lmms_eval": 3, "with_inspect": 3,
                  "with_vlmevalkit": 3, "lm_eval_tasks": 3, "lmms_eval_tasks": 3, "evaluate": 4, "cli": 5}
-#: What the leaderboard may use of ``harness_tasks``: the public API and VLMEvalKit's file reader.
+#: What the leaderboard may use of ``harness_tasks``: the public API (with ``g2m eval`` as a library, which the audit
+#: replays through) and VLMEvalKit's file reader.
 LEADERBOARD_MAY_USE = ("harness_tasks", "harness_tasks.with_vlmevalkit")
 #: Inside ``dataset_builder``: the grids (spec, palette, generator, renderer, PNG, prompt) know nothing of the
 #: release (tables, shards, manifest, card, verify, push), and the command line sits on both.
@@ -144,8 +145,10 @@ def test_the_leaderboard_uses_only_the_answer_core_and_the_public_api():
 
 
 #: Inside ``leaderboard``, the rooms by trade, lowest first: re-scoring (the release's truth and the scorer) and the
-#: page engine, then reading runs, submissions, reports, the site, and ``cli`` on top.
-LEADERBOARD_ROOMS = {"rescoring": 0, "pages": 0, "runs": 1, "submissions": 2, "reports": 3, "site": 4, "cli": 5}
+#: page engine, then reading runs, submissions, reports, the site (which reads audit records), the audit (which
+#: replays submissions and writes them), and ``cli`` on top.
+LEADERBOARD_ROOMS = {"rescoring": 0, "pages": 0, "runs": 1, "submissions": 2, "reports": 3, "site": 4, "audit": 5,
+                     "cli": 6}
 
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if _room(m, "leaderboard")))

@@ -2,11 +2,11 @@
 // page's own row template (board_row.html.j2, autoescaped) and the sort key of each of its columns (the cells'
 // data-v). Only the page in view is drawn, sorted and filtered over all rows; the script never builds a cell itself.
 var DATA = JSON.parse(document.getElementById('board-data').textContent);
-var query = '';
+var query = '', reproducedOnly = false;
 function draw(id) {
   var b = DATA.boards[id], table = document.getElementById(id), body = table.tBodies[0];
   var rows = b.order.map(function (i) { return DATA.rows[i]; }).filter(function (r) {
-    return query === '' || r.name.toLowerCase().indexOf(query) >= 0;
+    return (query === '' || r.name.toLowerCase().indexOf(query) >= 0) && (!reproducedOnly || r.tier === 'reproduced');
   });
   if (b.col !== null) {
     rows.sort(function (p, q) {
@@ -56,7 +56,12 @@ document.querySelectorAll('button.tab').forEach(function (b) {
     document.querySelectorAll('div.view').forEach(function (v) { v.hidden = v.id !== 'view-' + b.dataset.view; });
   });
 });
+function redraw() { Object.keys(DATA.boards).forEach(function (id) { DATA.boards[id].page = 0; draw(id); }); }
 document.getElementById('search').addEventListener('input', function (e) {
   query = e.target.value.trim().toLowerCase();
-  Object.keys(DATA.boards).forEach(function (id) { DATA.boards[id].page = 0; draw(id); });
+  redraw();
+});
+document.getElementById('reproduced-only').addEventListener('change', function (e) {
+  reproducedOnly = e.target.checked;  // rank by the rows whose outputs are known to be their model's
+  redraw();
 });

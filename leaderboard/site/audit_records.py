@@ -1,0 +1,107 @@
+"""Audit records: what an audit (``g2m audit``) drew, replayed and decided, signed with the board's key, one JSON file
+per submission's outputs in the audits folder (``<outputs sha256>.json``); and the tier a board row gets from them.
+
+The board believes a record only when its signature verifies under its own key (``leaderboard.site.cache``'s key
+file, under a purpose of its own): a record edited by hand, written without the key, or made for other outputs is
+ignored, and the row stays self-reported. A record is read with a size cap and only its known fields.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+from pathlib import Path
+
+from g2m_base.bounded_json import Rejected, read_json
+from g2m_base.files import atomic_write_text
+from g2m_base.untrusted import strict_json
+
+FORMAT = "g2m-audit/1"
+FIELDS = ("format", "submission", "sample", "replay", "items", "verdict", "hmac")
+VERDICTS = ("reproduced", "self-reported", "refuted")
+MAX_RECORD_BYTES = 4 << 20  # 1,000 items with their replayed answers' hashes: ~200 KB
+_PURPOSE = b"g2m-audit-record/1\0"
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def record_key(board_key: bytes) -> bytes:
+    return hmac.new(board_key, _PURPOSE, hashlib.sha256).digest()
+
+
+def sign(board_key: bytes, record: dict) -> str:
+    unsigned = {k: v for k, v in record.items() if k != "hmac"}
+    return hmac.new(record_key(board_key), json.dumps(unsigned, sort_keys=True).encode(), hashlib.sha256).hexdigest()
+
+
+def record_path(folder: Path, outputs_sha256: str) -> Path:
+    return Path(folder) / f"{outputs_sha256}.json"
+
+
+def write(folder: Path, board_key: bytes, record: dict) -> Path:
+    """The record, signed, written whole or not at all."""
+    record = {**record, "format": FORMAT}
+    if record["verdict"]["tier"] not in VERDICTS:
+        raise ValueError(f"an audit decides one of {', '.join(VERDICTS)}, not {record['verdict']['tier']!r}")
+    record["hmac"] = sign(board_key, record)
+    path = record_path(folder, record["submission"]["outputs_sha256"])
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, strict_json({k: record[k] for k in FIELDS}, indent=1) + "\n")
+    return path
+
+
+def verified(path: Path, board_key: bytes) -> dict | None:
+    """The record in ``path`` when it is one and its signature verifies under ``board_key``; else None."""
+    try:
+        record = read_json(path, MAX_RECORD_BYTES, "audit record")
+    except (Rejected, OSError, ValueError):
+        return None
+    if not isinstance(record, dict) or set(record) != set(FIELDS) or record.get("format") != FORMAT:
+        return None
+    if not isinstance(record["hmac"], str) or not hmac.compare_digest(record["hmac"], sign(board_key, record)):
+        return None
+    sub = record.get("submission")
+    if not isinstance(sub, dict) or not _SHA256.fullmatch(str(sub.get("outputs_sha256"))):
+        return None
+    if path.name != f"{sub['outputs_sha256']}.json":
+        return None  # a record is filed under the outputs it audited: a copy under another name is not believed
+    found = record.get("verdict")
+    if not isinstance(found, dict) or found.get("tier") not in VERDICTS or not isinstance(found.get("reason"), str):
+        return None
+    return record
+
+
+def read_folder(folder: Path | None, board_key: bytes) -> tuple[dict[str, dict], list[str]]:
+    """(outputs sha256 -> verified record, the names of the files that were not believed)."""
+    if folder is None or not Path(folder).is_dir():
+        return {}, []
+    good, ignored = {}, []
+    for path in sorted(Path(folder).glob("*.json")):
+        record = verified(path, board_key)
+        if record is None:
+            ignored.append(path.name)
+        else:
+            good[record["submission"]["outputs_sha256"]] = record
+    return good, ignored
+
+
+#: Where ``g2m leaderboard build`` looks for audit records by default: this folder inside the submissions folder.
+AUDITS_DIR = "audits"
+NOT_AUDITED = "not replayed by the maintainers yet"
+
+
+def tier_of(records: dict[str, dict], outputs_sha256: str, model: str) -> dict:
+    """A submission's tier from the verified record of its outputs: ``{"tier", "why", "audited"}`` (the record's
+    verdict and reason, and when the audit finished); self-reported when there is none, or it audited these outputs
+    under another model's name."""
+    rec = records.get(outputs_sha256)
+    if rec is None or rec["submission"].get("model") != model:
+        return {"tier": "self-reported", "why": NOT_AUDITED, "audited": None}
+    found = rec.get("verdict") or {}
+    return {"tier": found.get("tier"), "why": found.get("reason"), "audited": (rec.get("replay") or {}).get("finished")}
+
+
+def well_formed_tier(value: object, tiers: tuple[str, ...]) -> bool:
+    return (isinstance(value, dict) and set(value) == {"tier", "why", "audited"} and value["tier"] in tiers
+            and isinstance(value["why"], str) and (value["audited"] is None or isinstance(value["audited"], str)))
