@@ -90,7 +90,9 @@ def _validate(args: argparse.Namespace) -> int:
           f"truncated {o['truncated']:.4f}")
     for sec in v.probes:
         b = sec["best"]
-        print(f"  probe {sec['kind']} {sec['config']} ({sec['rows']:,} test rows): re-scored "
+        print(f"  probe {sec['kind']} {sec['config']} ({sec['rows']:,} test rows, scale {sec['scale']:g}) of "
+              f"{term(sec['checkpoint'])} (revision {term(str(sec['revision'] or 'not recorded'))}, config.json "
+              f"sha256 {(sec['config_sha256'] or 'not recorded')[:12]}): re-scored "
               + ", ".join(f"{r['point']} {r['cell_accuracy']:.4f}" for r in sec["readouts"])
               + f"; best {b['point']} cell accuracy {b['cell_accuracy']:.4f}, exact match {b['exact_match']:.4f}")
     if out is not None:

@@ -210,9 +210,30 @@ def _points(points: object, where: str) -> list[dict]:
     return out
 
 
-def rescore(sections: object, model_id: str) -> list[dict]:
+def _identity(model: dict, meta: dict, where: str) -> dict:
+    """The probed checkpoint, revision and ``config.json`` sha256 a section records, refused in one line when they
+    contradict the submission's own (``metadata.model``: the revision of its model args, and the config hash
+    ``g2m submit`` recorded): the same identity rule ``g2m submit --probes`` applies, applied by the board."""
+    def sha(v: object) -> str | None:
+        return v if isinstance(v, str) and len(v) == 64 else None
+
+    rev = model.get("revision")  # as ``identity.of_probe`` reads it; nothing on this machine is looked at
+    rev = rev if isinstance(rev, str) and rev and not rev.startswith("local:") and rev != "main" else None
+    mine = identity.ModelId(str(meta.get("id")), meta.get("revision") or None, sha(meta.get(identity.CONFIG_HASH_KEY)))
+    probe = identity.ModelId(str(meta.get("id")), rev, sha(model.get(identity.CONFIG_HASH_KEY)))
+    why = identity.difference(mine, probe)
+    if why:
+        raise Rejected(f"{where} is a probe of {term(str(model.get('probed_as') or meta.get('id')), 80)} at "
+                       f"{term(str(probe), 120)}, not of the submission's model {term(str(mine), 120)} ({why})")
+    return {"checkpoint": term(str(model.get("probed_as") or meta.get("id")), 200),
+            "revision": term(str(model["revision"]), 80) if isinstance(model.get("revision"), str) else None,
+            "config_sha256": sha(model.get(identity.CONFIG_HASH_KEY))}
+
+
+def rescore(sections: object, model_id: str, meta: dict | None = None) -> list[dict]:
     """Check every probe section of a submission and re-score its read-outs against the seeds' truth; written numbers
-    are ignored. Any hostile section is ``Rejected`` in one line."""
+    are ignored. ``meta``: the submission's ``metadata.model``, whose revision and config hash a section must not
+    contradict. Any hostile section is ``Rejected`` in one line."""
     if not isinstance(sections, list) or not 1 <= len(sections) <= MAX_SECTIONS:
         raise Rejected(f"probes must be a list of 1 to {MAX_SECTIONS} sections")
     out = []
@@ -228,6 +249,7 @@ def rescore(sections: object, model_id: str) -> list[dict]:
             name = model.get("name") if isinstance(model, dict) else None
             raise Rejected(f"{w} is a probe of {term(repr(name), 80)}, not of the submission's model "
                            f"{term(model_id, 80)}")
+        ident = _identity(model, meta or {"id": model_id}, w)
         if sec.get("encoding") != ENCODING:
             raise Rejected(f"{w}.encoding must be {ENCODING!r}")
         block = get_config(config).split("test").blocks[0]
@@ -263,5 +285,5 @@ def rescore(sections: object, model_id: str) -> list[dict]:
         best = max(scored, key=lambda r: r["cell_accuracy"])
         out.append({"kind": "sweep" if sec.get("kind") == "sweep" else "probe", "config": config, "grid_size": n,
                     "num_colors": c, "rows": count, "scale": scale, "readouts": scored, "best": best,
-                    "points": points, "probed_as": term(str(model.get("probed_as") or model_id), 200)})
+                    "points": points, "probed_as": term(str(model.get("probed_as") or model_id), 200), **ident})
     return out

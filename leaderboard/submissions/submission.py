@@ -25,6 +25,7 @@ from g2m_base.files import atomic_write_bytes, output_file
 from g2m_base.run_layout import run_files
 from g2m_base.untrusted import MAX_STRING, check_value, term
 from leaderboard.rescoring.rescore import by_task, score_output, summarise, truth_matrix, zero_shot_truth
+from leaderboard.runs import identity
 from leaderboard.runs.load import load_run
 from leaderboard.submissions import model_info, probe_section
 from leaderboard.submissions.run_metadata import metadata_from_run, server_facts
@@ -110,6 +111,9 @@ def submit_run(run_dir: str | Path, out: str | Path | None = None, allow_partial
     known = zero_shot_truth()
     doc = {"format": FORMAT, "metadata": metadata_from_run(run.results, run.model)}
     doc["metadata"]["model"].update(model_info or {})
+    config = identity.of_run(run).config_sha256  # the model's config.json, where this machine can read it
+    if config:
+        doc["metadata"]["model"][identity.CONFIG_HASH_KEY] = config
     if run.cut:
         first, chars = run.cut[0]
         raise Rejected(f"{len(run.cut):,} predictions in {run.results_path.name} stop at exactly {chars:,} characters, "
@@ -275,7 +279,7 @@ def validate(path: str | os.PathLike) -> Validation:
         scores["protocols"] = {name: summarise(rows) for name, rows in (*records.scored.items(), *paper.scored.items())
                                if rows}
         by_protocol = {name: rows for name, rows in (*records.scored.items(), *paper.scored.items()) if rows}
-        probes = probe_section.rescore(doc["probes"], meta["model"]["id"]) if "probes" in doc else []
+        probes = probe_section.rescore(doc["probes"], meta["model"]["id"], meta["model"]) if "probes" in doc else []
         if probes:
             scores["probes"] = probes
         outputs = hashlib.sha256(b"".join((

@@ -130,6 +130,27 @@ def test_hostile_probe_sections_are_rejected_in_one_line(submitted, how, words):
     assert words in str(e.value) and "\n" not in str(e.value), str(e.value)
 
 
+@pytest.mark.parametrize(("section", "meta", "words"), [
+    ({"revision": "4b1c0de"}, {"revision": "9f00d1e"}, "(revision 9f00d1e against 4b1c0de)"),
+    ({"config_sha256": "a" * 64}, {"config_sha256": "b" * 64}, "(another config.json (bbbbbbbbbbbb against aaaa"),
+    ({"revision": "local:0123"}, {"revision": "9f00d1e"}, None),  # a local folder's hash says nothing of Hub ones
+    ({"revision": "4b1c0de"}, {}, None),  # the run named no revision: nothing to contradict
+])
+def test_a_probe_section_must_not_contradict_the_submissions_model(submitted, section, meta, words):
+    """validate applies ``g2m submit --probes``'s identity rule: a section whose revision or config.json hash is not
+    the submission's model's is refused; each accepted section says what it probed."""
+    sec = copy.deepcopy(submitted["probes"][0])
+    sec["model"].update(section)
+    model = {**submitted["metadata"]["model"], **meta}
+    if words is None:
+        out = probe_section.rescore([sec], model["id"], model)[0]
+        assert out["checkpoint"] == sec["model"]["probed_as"] and out["revision"] == sec["model"]["revision"]
+        return
+    with pytest.raises(Rejected) as e:
+        probe_section.rescore([sec], model["id"], model)
+    assert "is a probe of" in str(e.value) and words in str(e.value) and "\n" not in str(e.value), str(e.value)
+
+
 def test_validate_rejects_a_hostile_probe_section_and_submit_refuses_another_models_probe(submitted, sweep_dir,
                                                                                           random_run, tmp_path):
     from g2m_base.errors import UsageError
