@@ -18,9 +18,10 @@ from leaderboard.rescoring.rescore import Scored, by_task
 #: What a read-out of a section keeps (its re-scored numbers, and where it sits on the map).
 READOUT_KEYS = ("point", "role", "stage", "layer", "cell_accuracy", "cell_accuracy_ci", "exact_match", "exact_match_ci",
                 "gap")
-SECTION_KEYS = ("kind", "config", "grid_size", "num_colors", "probed_as", "end_to_end", "figure", "readouts")
+SECTION_KEYS = ("kind", "config", "grid_size", "num_colors", "probed_as", "end_to_end", "figure", "readouts", "scale",
+                "rows")
 HEADLINE_KEYS = ("section", "point", "role", "config", "grid_size", "num_colors", "probe_cell_accuracy",
-                 "end_to_end_cell_accuracy", "gap")
+                 "end_to_end_cell_accuracy", "gap", "scale", "rows")
 
 
 def end_to_end(scored: Iterable[Scored]) -> dict[tuple[int, int], float]:
@@ -50,15 +51,17 @@ def sections(probes: list[dict], e2e: dict[tuple[int, int], float]) -> list[dict
                     for r in sorted(sec["readouts"], key=lambda r: order[r["point"]])]
         out.append({"kind": sec["kind"], "config": sec["config"], "grid_size": sec["grid_size"],
                     "num_colors": sec["num_colors"], "probed_as": sec["probed_as"], "end_to_end": ref,
-                    "figure": f"sweep_{i}.png", "readouts": readouts})
+                    "figure": f"sweep_{i}.png", "readouts": readouts, "scale": float(sec.get("scale", 1.0)),
+                    "rows": int(sec["rows"])})
     return out
 
 
-def headline(secs: list[dict]) -> dict | None:
+def headline(secs: list[dict], scaled: bool = False) -> dict | None:
     """The row's gap: the section with an end-to-end counterpart at the largest N (ties: the larger C, then a sweep
     before a single probe), at its best re-scored read-out (ties: the earlier, shallower one). None when no section
-    has an end-to-end counterpart."""
-    have = [i for i, s in enumerate(secs) if s["end_to_end"] is not None]
+    has an end-to-end counterpart. Only sections probed on the full config count (a probe trained and tested on a
+    scaled build is a noisier number): ``scaled`` gives the same pick among the scaled ones, shown apart."""
+    have = [i for i, s in enumerate(secs) if s["end_to_end"] is not None and (s["scale"] < 1.0) == scaled]
     if not have:
         return None
     i = max(have, key=lambda i: (secs[i]["grid_size"], secs[i]["num_colors"], secs[i]["kind"] == "sweep", -i))
@@ -66,13 +69,14 @@ def headline(secs: list[dict]) -> dict | None:
     best = max(s["readouts"], key=lambda r: r["cell_accuracy"])  # max keeps the first of equals
     return {"section": i, "point": best["point"], "role": best["role"], "config": s["config"],
             "grid_size": s["grid_size"], "num_colors": s["num_colors"], "probe_cell_accuracy": best["cell_accuracy"],
-            "end_to_end_cell_accuracy": s["end_to_end"], "gap": best["gap"]}
+            "end_to_end_cell_accuracy": s["end_to_end"], "gap": best["gap"], "scale": s["scale"], "rows": s["rows"]}
 
 
 def summary(probes: list[dict], scored: Iterable[Scored]) -> dict | None:
-    """A model's gap, as a leaderboard row keeps it: every section with its read-outs' gaps, and the headline.
-    None for a model without probe results."""
+    """A model's gap, as a leaderboard row keeps it: every section with its read-outs' gaps, the headline (probes on
+    the full config) and the headline among probes on scaled builds (``scaled``, shown apart, never ranked). None for
+    a model without probe results."""
     if not probes:
         return None
     secs = sections(probes, end_to_end(scored))
-    return {"headline": headline(secs), "sections": secs}
+    return {"headline": headline(secs), "scaled": headline(secs, scaled=True), "sections": secs}

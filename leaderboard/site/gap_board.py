@@ -22,7 +22,7 @@ GAP_VIEW, GAP_BOARD = "gap", "board-gap"
 #: (header, higher is better or None for a column that does not sort by number)
 GAP_HEADERS = (("probed config", None), ("probe cell accuracy", True), ("end-to-end cell accuracy", True),
                ("gap", True))
-CSV_HEADERS = ["probe config", "probe cell", "end-to-end cell", "gap"]
+CSV_HEADERS = ["probe config", "probe scale", "probe test rows", "probe cell", "end-to-end cell", "gap"]
 STAGES = ("tower", "projector", "deepstack", "llm", "probe")
 
 
@@ -57,12 +57,16 @@ def gap_order(rows: list[dict]) -> list[int]:
 
 
 def csv_cells(r: dict) -> list[str]:
-    """The gap columns of the CSV (6 decimals) and markdown: probe config, probe cell, end-to-end cell, gap."""
-    h = (r.get("gap") or {}).get("headline")
+    """The gap columns of the CSV (6 decimals) and markdown: probe config, its scale and test rows, probe cell,
+    end-to-end cell, gap; from the probes on the full config, else (scale below 1, so a reader sees it) a scaled
+    build's."""
+    g = r.get("gap") or {}
+    h = g.get("headline") or g.get("scaled")
     if not h:
-        return ["", "", "", ""]
-    return [h["config"], *("" if v is None else f"{v:.6f}" for v in
-                           (h["probe_cell_accuracy"], h["end_to_end_cell_accuracy"], h["gap"]))]
+        return [""] * len(CSV_HEADERS)
+    return [h["config"], f"{h['scale']:g}", str(h["rows"]), *("" if v is None else f"{v:.6f}" for v in
+                                                               (h["probe_cell_accuracy"], h["end_to_end_cell_accuracy"],
+                                                                h["gap"]))]
 
 
 def draw_sweeps(row: dict, assets: Path) -> list[dict]:
@@ -81,6 +85,7 @@ def draw_sweeps(row: dict, assets: Path) -> list[dict]:
         plot_sweep(points, assets / s["figure"], f"{plot(row['name'], 60)} on {s['config']}: re-scored probe "
                    "read-outs by depth", 1 / s["num_colors"], ref)
         out.append({"id": _anchor(i), "figure": s["figure"], "kind": s["kind"], "config": s["config"],
+                    "scale": f"{s['scale']:g}", "test_rows": f"{s['rows']:,}",
                     "grid_size": s["grid_size"], "num_colors": s["num_colors"], "probed_as": s["probed_as"],
                     "end_to_end": fmt(s["end_to_end"]),
                     "rows": [[q["point"], q["role"], fmt_ci(q["cell_accuracy"], q["cell_accuracy_ci"]),
@@ -112,7 +117,7 @@ def well_formed(g: object, page_slug: str, files: set[str]) -> bool:
     with its numbers in range) and a headline that is one of them; every sweep map it names is on the page's list."""
     if g is None:
         return True
-    if not isinstance(g, dict) or set(g) != {"headline", "sections"} or not isinstance(g["sections"], list):
+    if not isinstance(g, dict) or set(g) != {"headline", "scaled", "sections"} or not isinstance(g["sections"], list):
         return False
     secs = g["sections"]
     if not 1 <= len(secs) <= 16:
@@ -122,6 +127,7 @@ def well_formed(g: object, page_slug: str, files: set[str]) -> bool:
             return False
         if not (_text(s["config"]) and s["config"].startswith("probe_") and _text(s["probed_as"])
                 and type(s["grid_size"]) is int and type(s["num_colors"]) is int and _rate(s["end_to_end"], True)
+                and isinstance(s["scale"], float) and 0 < s["scale"] <= 1 and type(s["rows"]) is int and s["rows"] > 0
                 and s["figure"] == f"sweep_{i}.png" and f"models/{page_slug}/{s['figure']}" in files):
             return False
         ros = s["readouts"]
@@ -133,7 +139,11 @@ def well_formed(g: object, page_slug: str, files: set[str]) -> bool:
                     and _rate(q["cell_accuracy"]) and _rate(q["exact_match"]) and _interval(q["cell_accuracy_ci"])
                     and _interval(q["exact_match_ci"]) and _signed(q["gap"])):
                 return False
-    h = g["headline"]
+    return _headline_of(g["headline"], secs, scaled=False) and _headline_of(g["scaled"], secs, scaled=True)
+
+
+def _headline_of(h: object, secs: list[dict], scaled: bool) -> bool:
+    """``h`` is None, or one read-out of one of ``secs`` (a full-config one, or with ``scaled`` a scaled one)."""
     if h is None:
         return True
     if not isinstance(h, dict) or set(h) != set(HEADLINE_KEYS) or type(h["section"]) is not int \
@@ -143,4 +153,22 @@ def well_formed(g: object, page_slug: str, files: set[str]) -> bool:
     match = [q for q in s["readouts"] if q["point"] == h["point"]]
     return (len(match) == 1 and h["role"] == match[0]["role"] and h["probe_cell_accuracy"] == match[0]["cell_accuracy"]
             and h["gap"] == match[0]["gap"] and h["end_to_end_cell_accuracy"] == s["end_to_end"]
+            and (s["scale"] < 1.0) == scaled and (h["scale"], h["rows"]) == (s["scale"], s["rows"])
             and (h["config"], h["grid_size"], h["num_colors"]) == (s["config"], s["grid_size"], s["num_colors"]))
+
+
+SCALED_HEADERS = ["model", "probed config", "scale", "test rows", "probe cell accuracy", "end-to-end cell accuracy",
+                  "gap"]
+
+
+def scaled_rows(rows: list[dict]) -> list[list[str]]:
+    """The gap tab's table of probes on scaled builds (never ranked): each row's best scaled probe, with its scale and
+    row count, so a reader sees how little data stands behind it."""
+    out = []
+    for r in rows:
+        h = (r.get("gap") or {}).get("scaled")
+        if h:
+            out.append([r["name"], f"{h['config']} (N = {h['grid_size']}, C = {h['num_colors']})", f"{h['scale']:g}",
+                        f"{h['rows']:,}", f"{fmt(h['probe_cell_accuracy'])} ({h['point']}, {h['role']})",
+                        fmt(h["end_to_end_cell_accuracy"]), fmt(h["gap"])])
+    return out

@@ -21,7 +21,16 @@ from g2m_base.untrusted import md as md_text
 from leaderboard.pages.html import fmt, md_table, render
 from leaderboard.site import front_figure
 from leaderboard.site.gap_board import CSV_HEADERS as GAP_CSV
-from leaderboard.site.gap_board import GAP_BOARD, GAP_HEADERS, GAP_VIEW, csv_cells, gap_order, gap_row
+from leaderboard.site.gap_board import (
+    GAP_BOARD,
+    GAP_HEADERS,
+    GAP_VIEW,
+    SCALED_HEADERS,
+    csv_cells,
+    gap_order,
+    gap_row,
+    scaled_rows,
+)
 from leaderboard.submissions.hub_results import TIERS
 from leaderboard.submissions.submission import RELEASE
 
@@ -177,6 +186,7 @@ def write_index(out: Path, rows: list[dict], reported: dict, rejected: list[dict
                   refuted=_board(data, boards["refuted"]["order"], "all", "refuted") if refuted else None,
                   refuted_why=[[r["name"], tier(r)[1]] for r in refuted],
                   gap=_board(data, boards[GAP_BOARD]["order"], GAP_VIEW, GAP_BOARD), gap_headers=GAP_HEADERS,
+                  scaled_headers=SCALED_HEADERS, scaled_rows=scaled_rows(ranked),
                   reported_headers=REPORTED_HEADERS, reported_rows=_reported_rows(reported),
                   rejected=[[r["file"], r["reason"]] for r in rejected], hub=hub, hub_headers=HUB_HEADERS,
                   hub_rows=list(zip(hub.rows, _hub_rows(hub), strict=True)) if hub else [],

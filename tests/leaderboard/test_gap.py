@@ -116,6 +116,26 @@ def _mutate(how: str) -> tuple[object, set[str]]:
     return g, files
 
 
+def test_a_probe_on_a_scaled_build_is_never_the_headline_and_is_kept_apart_with_its_scale():
+    """A probe trained and tested on 1 % of a config (100 test rows) is a noisier number than one on the release's
+    config: it never heads a row's gap (never ranked), and the row keeps it apart, with its scale and row count."""
+    small = {**SECTIONS["n20 probe"], "scale": 0.01, "rows": 100}
+    g = gap.summary([SECTIONS["n20 sweep"], small], _scored((20, 5)))
+    assert (g["headline"]["section"], g["headline"]["scale"]) == (0, 1.0)
+    assert (g["scaled"]["section"], g["scaled"]["scale"], g["scaled"]["rows"]) == (1, 0.01, 100)
+    only = gap.summary([small], _scored((20, 5)))
+    assert only["headline"] is None and only["scaled"]["probe_cell_accuracy"] == 0.9
+    row = {"name": "m", "gap": only}
+    assert gap_board.csv_cells(row)[:3] == ["probe_n20_c3", "0.01", "100"]  # the CSV says how small it is
+    assert gap_board.scaled_rows([row]) == [["m", "probe_n20_c3 (N = 20, C = 3)", "0.01", "100", "0.900 (vision, "
+                                             "probe read-out)", "1.000", "-0.100"]]
+    assert gap_board.gap_order([row, {"gap": g}]) == [1, 0]
+    forged = copy.deepcopy(only)  # a cached row whose scaled probe was moved into the ranked headline
+    forged["headline"], forged["scaled"] = forged["scaled"], None
+    assert not gap_board.well_formed(forged, "s", {"models/s/sweep_0.png"})
+    assert gap_board.well_formed(only, "s", {"models/s/sweep_0.png"})
+
+
 @pytest.mark.parametrize("how", ["extra key", "gap out of range", "nan accuracy", "role", "figure missing",
                                  "figure path", "headline forged", "headline elsewhere", "not a probing config",
                                  "interval"])
@@ -130,7 +150,7 @@ def test_the_gap_board_orders_by_gap_and_puts_rows_without_one_last():
     rows = [{"gap": None}, {"gap": {"headline": {"gap": 0.1}}}, {}, {"gap": {"headline": {"gap": 0.4}}},
             {"gap": {"headline": None}}]
     assert gap_board.gap_order(rows) == [3, 1, 0, 2, 4]
-    assert gap_board.csv_cells({"gap": None}) == ["", "", "", ""]
+    assert gap_board.csv_cells({"gap": None}) == [""] * 6
     g, _ = _good()
     cells = gap_board.csv_cells({"gap": g})
-    assert cells[0] == "probe_n20_c3" and cells[3] == f"{np.float64(0.7) - 0.0:.6f}"
+    assert cells[:3] == ["probe_n20_c3", "1", "30"] and cells[5] == f"{np.float64(0.7) - 0.0:.6f}"

@@ -17,7 +17,7 @@ import pytest
 
 import leaderboard.site.build as site_module
 from leaderboard.site.build import build_site
-from tests.support.helpers import submission_doc, write_file
+from tests.support.helpers import full_scale_probes, submission_doc, write_file
 
 pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
 
@@ -31,8 +31,9 @@ FORGED = {"cell_accuracy": 1.0, "cell_accuracy_ci": [1.0, 1.0], "exact_match": 1
 @pytest.fixture(scope="module")
 def site(tmp_path_factory, probed_doc):
     subs = tmp_path_factory.mktemp("subs")
-    write_file(subs, probed_doc, "probed.json")  # the tiny VLM with its sweep (conftest): the gap board's one model
-    forged = copy.deepcopy(probed_doc)
+    full = full_scale_probes(probed_doc)  # the tiny VLM with its sweep's sections on the full config: ranked by gap
+    write_file(subs, full, "probed.json")
+    forged = copy.deepcopy(full)
     for sec in forged["probes"]:
         for q in sec["points"]:
             q.update(FORGED)  # the same model sent again, every per-point number forged
@@ -311,7 +312,7 @@ def test_the_front_figure_draws_the_top_ten_and_the_rest_on_request(crowded, bro
 
 # --- the Digital Agnosia gap on the board -------------------------------------------------------------------------
 
-GAP_CSV = ["probe config", "probe cell", "end-to-end cell", "gap"]
+GAP_CSV = ["probe config", "probe scale", "probe test rows", "probe cell", "end-to-end cell", "gap"]
 
 
 def _probed_pages(site) -> dict[str, Path]:
@@ -371,12 +372,14 @@ def test_a_forged_per_point_number_changes_nothing_on_the_board(site):
 
     out = site["dir"]
     rows = list(csv.DictReader(open(out / "leaderboard.csv")))
-    assert list(rows[0])[-4:] == GAP_CSV
+    assert list(rows[0])[-6:] == GAP_CSV
     probed = [r for r in rows if r["model"].endswith("tiny-vlm")]
     assert len(probed) == 2 and [probed[0][h] for h in GAP_CSV] == [probed[1][h] for h in GAP_CSV] and probed[0]["gap"]
     assert probed[0]["probe config"] == "probe_n20_c3" and float(probed[0]["end-to-end cell"]) == 0.0
+    assert (probed[0]["probe scale"], probed[0]["probe test rows"]) == ("1", "10000")
     assert all(r[h] == "" for r in rows if r not in probed for h in GAP_CSV)
-    assert "| probe config | probe cell | end-to-end cell | gap |" in (out / "leaderboard.md").read_text()
+    assert "| probe config | probe scale | probe test rows | probe cell | end-to-end cell | gap |" in (
+        out / "leaderboard.md").read_text()
     pages = _probed_pages(site)
     slugs = {f: p.stem for f, p in pages.items()}
 
@@ -395,16 +398,23 @@ def test_a_forged_per_point_number_changes_nothing_on_the_board(site):
     assert len({json.dumps(k) for k in gap_rows.values()}) == 1
 
 
-def test_the_report_and_the_board_give_the_same_gap(site, vlm_run, sweep_dir, tmp_path):
+def test_the_report_and_the_board_give_the_same_gap(probed_doc, vlm_run, sweep_dir, tmp_path):
     """``g2m report RUN --probes DIR`` and the board, from the same run and sweep, give the same gap for
-    every re-scored read-out: within 1e-9 in their JSON, the CSV's 6 decimals, the same 3-decimal text on both pages."""
+    every re-scored read-out: within 1e-9 in their JSON, the CSV's 6 decimals, the same 3-decimal text on both pages.
+    The sweep is on a 0.003-scale build: the board shows it apart, with its scale and test rows, never ranked."""
     import json
 
     from leaderboard.reports.report import build_report
+    from leaderboard.site.build import build_site
 
     report = build_report(vlm_run, tmp_path / "report", probes=sweep_dir)
     (sweep,) = report["sweeps"]
     rescored = {q["point"]: q for q in sweep["points"] if q["rescored"]}
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    write_file(subs, probed_doc, "probed.json")
+    site = {"dir": tmp_path / "site"}
+    build_site(subs, site["dir"], progress=False)
     entries = [json.loads(p.read_text())["body"] for p in (site["dir"] / ".g2m-cache").glob("*.json")]
     row = next(e["row"] for e in entries if (e.get("row") or {}).get("file") == "probed.json")
     (section,) = row["gap"]["sections"]
@@ -415,7 +425,11 @@ def test_the_report_and_the_board_give_the_same_gap(site, vlm_run, sweep_dir, tm
     for point, q in board.items():
         assert abs(rescored[point]["cell_accuracy"] - q["cell_accuracy"]) < 1e-9
         assert abs(rescored[point]["gap"] - q["gap"]) < 1e-9
-    head = row["gap"]["headline"]
+    assert row["gap"]["headline"] is None and (section["scale"], section["rows"]) == (0.003, 30)  # never ranked
+    index = (site["dir"] / "index.html").read_text()
+    scaled = re.search(r'<table id="gap-scaled">.*?</table>', index, re.S).group(0)
+    assert "probe_n20_c3 (N = 20, C = 3)</td><td class=\"text\">0.003</td><td class=\"text\">30</td>" in scaled
+    head = row["gap"]["scaled"]
     (line,) = [r for r in csv.DictReader(open(site["dir"] / "leaderboard.csv")) if r["model"].endswith("tiny-vlm")
                and r["gap"]][:1]
     assert line["gap"] == f"{rescored[head['point']]['gap']:.6f}"
@@ -423,7 +437,8 @@ def test_the_report_and_the_board_give_the_same_gap(site, vlm_run, sweep_dir, tm
     def table_row(html: str, point: str) -> str:
         return next(r for r in re.split(r"<tr>", html) if f">{point}</td>" in r)
 
-    page = _probed_pages(site)["probed.json"].read_text()
+    page = next((site["dir"] / "models").glob("*tiny-vlm*.html")).read_text()
+    assert "a build at scale 0.003 (shown apart on the gap tab, never ranked); 30 test rows" in page
     shown = (tmp_path / "report" / "index.html").read_text()
     for point, q in rescored.items():
         text = f">{q['gap']:.3f}</td>"
