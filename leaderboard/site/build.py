@@ -115,6 +115,7 @@ class _Board:
         self.built: list[dict] = []
         self.rejected: list[dict] = []
         self.seen: dict[str, tuple[str, str]] = {}  # outputs' sha256 -> (the first file shown with them, its sha256)
+        self.names: dict[str, str] = {}  # what a shown model id looks like -> the id as shown
         self.counts = {"scored": 0, "cached": 0}
 
     def score(self, f: Path) -> _Outcome:
@@ -156,13 +157,18 @@ class _Board:
             self.built.append(row)
 
     def _refusal(self, accepted: dict) -> str | None:
-        """Why an accepted file is not shown: a built-in baseline's name (or a look-alike of one), or the same outputs
-        as a file shown already."""
+        """Why an accepted file is not shown: a built-in baseline's name (or a look-alike of one), a look-alike of a
+        model id shown already, or the same outputs as a file shown already."""
         name = accepted["name"]
         baseline = self.reserved.get(skeleton(name))  # in any spelling a reader could not tell apart from it
         if baseline is not None:
             return (f"the model id {ascii(name.strip())} is, or looks like, the built-in baseline {baseline}; "
                     "baselines are computed here, never taken from a submission")
+        shown = self.names.get(skeleton(name))
+        if shown is not None and shown != name:  # two ids a reader could not tell apart, for two models
+            return (f"the model id {ascii(name)} looks like {ascii(shown)}, which the board already shows, but is "
+                    "spelled differently (other letters drawn alike, case, or invisible characters); send it under "
+                    "the same id")
         first = self.seen.get(accepted["outputs_sha256"])
         if first is not None:  # the same outputs, whatever the file's layout or the name they are sent under
             same = "submission" if first[1] == accepted["sha256"] else "outputs"
@@ -180,6 +186,7 @@ class _Board:
                 self.cache.put(known.source, {"accepted": outcome.accepted, "row": None})
             return None, refusal
         self.seen[outcome.accepted["outputs_sha256"]] = (f.name, outcome.accepted["sha256"])
+        self.names.setdefault(skeleton(outcome.accepted["name"]), outcome.accepted["name"])
         tier = audit_records.tier_of(self.records, outcome.accepted["outputs_sha256"], outcome.accepted["name"])
         if known.row is not None and known.row["tier"] == tier:
             self.counts["cached"] += 1

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
 import re
 from pathlib import Path
@@ -42,6 +43,34 @@ def tier(row: dict) -> tuple[str, str]:
         return "reproduced", TIERS["reproduced"]
     found = row.get("tier") or {}
     return found.get("tier", "self-reported"), found.get("why", TIERS["self-reported"])
+
+
+def settings_key(row: dict) -> str:
+    """What makes two submissions the same entry: the model, its revision and the generation settings its answers were
+    made with (generation arguments, answer budgets, chat template, task version)."""
+    meta = row["meta"]
+    gen = meta.get("generation") or {}
+    return json.dumps([row["name"], (meta.get("model") or {}).get("revision"),
+                       *(gen.get(k) for k in ("gen_kwargs", "max_gen_toks", "chat_template_sha", "task_version"))],
+                      sort_keys=True, default=str)
+
+
+_TIER_RANK = {"reproduced": 0, "self-reported": 1, "refuted": 2}
+
+
+def one_per_entry(rows: list[dict]) -> tuple[list[dict], list[tuple[dict, dict]]]:
+    """One row per (model, revision, settings): the best-tiered (reproduced before self-reported; then the first by
+    file name), and the others, each with the row it is listed under (shown, never ranked)."""
+    groups: dict[str, list[dict]] = {}
+    for r in rows:
+        key = settings_key(r) if r["kind"] == "submission" else f"baseline:{r['name']}"
+        groups.setdefault(key, []).append(r)
+    shown, others = [], []
+    for group in groups.values():
+        first, *rest = sorted(group, key=lambda r: (_TIER_RANK[tier(r)[0]], r.get("file") or ""))
+        shown.append(first)
+        others += [(r, first) for r in rest]
+    return shown, others
 
 
 VIEWS = ("all", "c3", "c5", "c10")
@@ -164,7 +193,7 @@ def write_index(out: Path, rows: list[dict], reported: dict, rejected: list[dict
     """The index, CSV and markdown. ``hub`` (``hub_board.HubBoard``, or None when not asked for) is the Hub's own
     leaderboard, listed apart and unranked."""
     refuted = [r for r in rows if tier(r)[0] == "refuted"]  # shown with their numbers and reason, never ranked
-    ranked = [r for r in rows if r.get("data", RELEASE) == RELEASE and tier(r)[0] != "refuted"]
+    ranked, repeats = one_per_entry([r for r in rows if r.get("data", RELEASE) == RELEASE and tier(r)[0] != "refuted"])
     local = [r for r in rows if r.get("data", RELEASE) != RELEASE and tier(r)[0] != "refuted"]
     data = [_row(r, VIEWS) for r in ranked] + [_row(r, ("all",)) for r in local + refuted]
     for d, r in zip(data, ranked, strict=False):  # the gap board: ranked rows only, as the palette boards
@@ -185,6 +214,9 @@ def write_index(out: Path, rows: list[dict], reported: dict, rejected: list[dict
                   local=_board(data, boards["local"]["order"], "all", "local") if local else None, reported=reported,
                   refuted=_board(data, boards["refuted"]["order"], "all", "refuted") if refuted else None,
                   refuted_why=[[r["name"], tier(r)[1]] for r in refuted],
+                  repeats=[{"name": r["name"], "page": r["page"], "file": r.get("file"), "tier": tier(r)[0],
+                            "cell": fmt(r["views"]["all"]["overall"]["cell_accuracy"]), "under": first["page"],
+                            "under_file": first.get("file")} for r, first in repeats],
                   gap=_board(data, boards[GAP_BOARD]["order"], GAP_VIEW, GAP_BOARD), gap_headers=GAP_HEADERS,
                   scaled_headers=SCALED_HEADERS, scaled_rows=scaled_rows(ranked),
                   reported_headers=REPORTED_HEADERS, reported_rows=_reported_rows(reported),
@@ -192,7 +224,7 @@ def write_index(out: Path, rows: list[dict], reported: dict, rejected: list[dict
                   hub_rows=list(zip(hub.rows, _hub_rows(hub), strict=True)) if hub else [],
                   payload={"page": PAGE_ROWS, "rows": data, "boards": boards})
     atomic_write_text(out / "index.html", html)
-    _write_tables(out, ranked, local + refuted, reported, hub)
+    _write_tables(out, ranked, local + [r for r, _ in repeats] + refuted, reported, hub)
 
 
 def _csv_cell(value: str) -> str:

@@ -33,11 +33,15 @@ def site(tmp_path_factory, probed_doc):
     subs = tmp_path_factory.mktemp("subs")
     full = full_scale_probes(probed_doc)  # the tiny VLM with its sweep's sections on the full config: ranked by gap
     write_file(subs, full, "probed.json")
+    again = copy.deepcopy(full)  # the same model at another revision (another answer at N=3): an entry of its own
+    again["metadata"]["model"]["revision"] = "r2"
+    again["records"][0]["output"] = "[[0]]"
+    write_file(subs, again, "probed-r2.json")
     forged = copy.deepcopy(full)
     for sec in forged["probes"]:
         for q in sec["points"]:
             q.update(FORGED)  # the same model sent again, every per-point number forged
-    write_file(subs, forged, "probed-forged.json")
+    write_file(subs, forged, "probed-forged.json")  # the same entry again: listed under probed.json, not ranked
     perfect = submission_doc()
     perfect["metadata"]["model"].update(params="8B", open_weights=True, release_date="2025-10-01",
                                         url="https://huggingface.co/org/test-vlm")
@@ -119,7 +123,7 @@ def test_rows_sorting_and_no_console_errors(site, browser):
     assert [float(v) for v in _column(page, col) if v] == default
     page.click(f"#board th:nth-child({col + 1})")
     assert [float(v) for v in _column(page, col) if v] == sorted(default)
-    rejected = page.inner_text("table:not(.board):not(#reported)")
+    rejected = page.inner_text("#rejected")
     assert "broken.json" in rejected and "lone surrogate" in rejected and "deep.json" in rejected
     assert "link.json" in rejected and "fifo.json" in rejected
     assert "How to submit" in page.inner_text(".howto") and "g2m submit" in page.inner_text(".howto")
@@ -203,7 +207,7 @@ def test_csv_markdown_and_space_metadata(site):
     rows = list(csv.reader(open(site["dir"] / "leaderboard.csv")))
     assert rows[0][:9] == ["model", "kind", "data", "backend", "tier", "params", "weights", "released",
                            "cell accuracy"]
-    assert len(rows) == 8 and rows[1][0] in ("Test-VLM", "g2m-oracle") and float(rows[1][8]) == 1.0
+    assert len(rows) == 9 and rows[1][0] in ("Test-VLM", "g2m-oracle") and float(rows[1][8]) == 1.0
     # no submission is replayed yet: each says so, and only the board's own baselines are reproduced
     assert {(r[1], r[4]) for r in rows[1:]} == {("submission", "self-reported"), ("baseline", "reproduced")}
     md = (site["dir"] / "leaderboard.md").read_text()
@@ -316,10 +320,11 @@ GAP_CSV = ["probe config", "probe scale", "probe test rows", "probe cell", "end-
 
 
 def _probed_pages(site) -> dict[str, Path]:
-    """The tiny VLM's two model pages, by the file each was built from."""
+    """The tiny VLM's model pages, by the file each was built from."""
     pages = sorted((site["dir"] / "models").glob("*tiny-vlm*.html"))
-    assert len(pages) == 2
-    return {("probed-forged.json" if "probed-forged.json" in p.read_text() else "probed.json"): p for p in pages}
+    assert len(pages) == 3
+    return {next(f for f in ("probed-forged.json", "probed-r2.json", "probed.json") if f in p.read_text()): p
+            for p in pages}
 
 
 def test_the_gap_tab_ranks_by_gap_says_how_to_add_probes_and_links_the_sweep_map(site, browser):
@@ -374,12 +379,17 @@ def test_a_forged_per_point_number_changes_nothing_on_the_board(site):
     rows = list(csv.DictReader(open(out / "leaderboard.csv")))
     assert list(rows[0])[-6:] == GAP_CSV
     probed = [r for r in rows if r["model"].endswith("tiny-vlm")]
-    assert len(probed) == 2 and [probed[0][h] for h in GAP_CSV] == [probed[1][h] for h in GAP_CSV] and probed[0]["gap"]
+    assert len(probed) == 3 and all([p[h] for h in GAP_CSV] == [probed[0][h] for h in GAP_CSV] for p in probed)
+    assert probed[0]["gap"]
     assert probed[0]["probe config"] == "probe_n20_c3" and float(probed[0]["end-to-end cell"]) == 0.0
     assert (probed[0]["probe scale"], probed[0]["probe test rows"]) == ("1", "10000")
     assert all(r[h] == "" for r in rows if r not in probed for h in GAP_CSV)
     assert "| probe config | probe scale | probe test rows | probe cell | end-to-end cell | gap |" in (
         out / "leaderboard.md").read_text()
+    index = (out / "index.html").read_text()  # one row per model, revision and settings: the repeat listed under it
+    repeats = re.search(r'<table id="repeats">.*?</table>', index, re.S).group(0)
+    # the first by file name is ranked (neither is reproduced); the other is listed under it
+    assert repeats.count("<tr>") == 2 and ">probed.json</td>" in repeats and ">probed-forged.json</a>" in repeats
     pages = _probed_pages(site)
     slugs = {f: p.stem for f, p in pages.items()}
 
