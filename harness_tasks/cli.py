@@ -42,15 +42,26 @@ def _eval(args: argparse.Namespace) -> int:
                   reasoning_budget=args.reasoning_budget, progress=not args.quiet, harness=args.harness,
                   request_timeout=args.request_timeout)
     specs = [EvalSpec(model=m, model_args=args.model_args if args.model or served else "", **common) for m in models]
+    whole = True
     for spec in specs:
         results = run_eval(spec)
         print(score_table(results, f"{term(results['g2m']['model'])} on {', '.join(tasks)}"))
         print(f"\nresults and samples: {term(results['output_dir'])}\n")
         failed = results["g2m"].get("request_failed", 0)
-        if failed:
-            print(f"g2m: {failed:,} request(s) failed after their retries: scored 0 (request_failed), not cached. "
-                  "Run the same command again to retry exactly those.", file=sys.stderr)
-    return 0
+        if failed:  # a run with answers missing did not finish: never exit 0 on it
+            whole = False
+            print(f"g2m: the run is not complete: {_failed(results, failed)}; they are scored 0 and not cached. Run "
+                  "the same command again to retry exactly those.", file=sys.stderr)
+    return 0 if whole else 1
+
+
+def _failed(results: dict, failed: int) -> str:
+    """``N request(s) failed after their retries in TASKS``: which tasks lost answers, the first few named."""
+    tasks = sorted(t for t, r in (results.get("results") or {}).items()
+                   if isinstance(r, dict) and (r.get("request_failed,none") or 0) > 0)
+    where = f" in {', '.join(tasks[:6])}{f' and {len(tasks) - 6} more task(s)' if len(tasks) > 6 else ''}" if tasks \
+        else ""
+    return f"{failed:,} request(s) of {term(results['g2m']['model'])} failed after their retries{where}"
 
 
 def _dry_run(tasks: tuple[str, ...], args: argparse.Namespace) -> int:
