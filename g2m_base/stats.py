@@ -22,8 +22,10 @@ def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
 
 
 def bootstrap_mean(values: np.ndarray, iters: int = 1000, seed: int = 0) -> tuple[float, float]:
-    """95% percentile bootstrap interval of a mean (seeded, so the same run gives the same report)."""
-    if len(values) == 0:
+    """95% percentile bootstrap interval of a mean (seeded, so the same run gives the same report). None (NaN) from
+    fewer than two values: resampling one value gives it back every time, an interval of zero width that would claim a
+    certainty one grid cannot give."""
+    if len(values) < 2:
         return (math.nan, math.nan)
     rng = np.random.Generator(np.random.PCG64(seed))
     means = values[rng.integers(0, len(values), (iters, len(values)))].mean(axis=1)

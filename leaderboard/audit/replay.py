@@ -140,7 +140,7 @@ def dtype(model_args: object, serve_args: str = "") -> str | None:
     flags = serve_args.split()
     for i, flag in enumerate(flags):
         if flag.startswith("--dtype="):
-            stated = stated or flag.split("=", 1)[1]
+            stated = stated or flag.partition("=")[2]  # a vllm serve flag, not a model argument
         elif flag == "--dtype" and i + 1 < len(flags):
             stated = stated or flags[i + 1]
     return str(stated) if stated else None

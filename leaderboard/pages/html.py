@@ -50,6 +50,9 @@ def fmt(value: float | None, digits: int = 3) -> str:
 
 
 def fmt_ci(value: float, ci: tuple[float, float]) -> str:
+    """``0.556 [0.412, 0.700]``; a number without an interval (one grid: ``stats.bootstrap_mean``) says so."""
+    if not math.isnan(value) and any(math.isnan(x) for x in ci):
+        return f"{fmt(value)} (one grid: no interval)"
     return f"{fmt(value)} [{fmt(ci[0])}, {fmt(ci[1])}]"
 
 

@@ -100,3 +100,18 @@ def test_wilson_and_bootstrap():
     assert (lo, hi) == pytest.approx((0.49713195161108087, 0.5830970587816267), rel=1e-12)
     assert lo < v.mean() < hi
     assert bootstrap_mean(v, seed=1) == pytest.approx((0.4970204443155408, 0.5792225979432317), rel=1e-12)
+
+
+@pytest.mark.parametrize(("values", "shown"), [
+    ([0.556], "0.556 (one grid: no interval)"),  # resampling one grid gives it back every time: no width to claim
+    ([0.2, 0.8], "0.500 [0.200, 0.800]"),
+    ([], "- [-, -]"),
+])
+def test_no_interval_from_one_grid(values, shown):
+    from leaderboard.pages.html import fmt_ci
+
+    v = np.asarray(values, dtype=float)
+    ci = bootstrap_mean(v)
+    assert (np.isnan(ci[0]) and np.isnan(ci[1])) == (len(values) < 2)
+    assert fmt_ci(float(v.mean()) if len(v) else float("nan"), ci) == shown
+    assert wilson(1, 1)[0] < 0.25  # a rate from one grid keeps its (wide) Wilson interval
