@@ -65,7 +65,7 @@ def audit(submission: str | os.PathLike, access: replay.Access, audits: str | os
     truth = zero_shot_truth()
     cells = {(truth[i].grid_size, truth[i].num_colors) for i in ids}
     work = audits / WORK / v.outputs_sha256
-    folder = replay.sample_release(data, ids, work / "data")
+    folder = replay.sample_release(data, ids, work / "data", meta["dataset"]["content_sha256"])
     replayed, rmeta = _replay(access, meta, folder, work / "runs", cells, progress)
     items = [verdict.compare(i, outputs[i], replayed.get(i), truth_matrix(truth[i])) for i in ids]
     found = verdict.decide(items)

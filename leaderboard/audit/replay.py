@@ -26,6 +26,7 @@ from scoring.catalog import budget
 #: A ``{model}`` or ``{revision}`` in an access setting is the submission's own (``g2m leaderboard audit`` replays
 #: every submission from the weights it names with one command).
 FIELDS = ("model", "revision")
+_PLAIN = re.compile(r"[A-Za-z0-9_./][A-Za-z0-9_./-]{0,199}")
 _SECRET = re.compile(r"(?i)(api[_-]?key|token|secret|password)=[^,\s]*")
 
 
@@ -60,6 +61,12 @@ class Access:
         """This access with ``{model}`` and ``{revision}`` filled in from a submission's metadata."""
         model = meta.get("model") or {}
         values = {k: str(model.get("id" if k == "model" else k) or "") for k in FIELDS}
+        for k, v in values.items():  # put into model arguments and command lines: never a separator or a flag
+            if f"{{{k}}}" in "".join(x or "" for x in (self.model, self.model_args, self.serve, self.base_url)) \
+                    and not _PLAIN.fullmatch(v):
+                raise UsageError(f"the submission's {k} {v[:80]!r} is not a plain Hub id or path (letters, digits, "
+                                 ". _ - / only, not starting with -): it is not put into a command; give the "
+                                 "model explicitly")
 
         def fill(text: str | None) -> str | None:
             if text is None:
@@ -85,8 +92,9 @@ def content_sha256(data: str | None = None) -> str:
     return dataset_content_sha256(rows(data))
 
 
-def sample_release(data: str | None, ids: list[str], out: Path) -> Path:
-    """A release folder holding only the rows ``ids`` of ``data``'s zero_shot split, their bytes unchanged."""
+def sample_release(data: str | None, ids: list[str], out: Path, content: str = "") -> Path:
+    """A release folder holding only the rows ``ids`` of ``data``'s zero_shot split, their bytes unchanged.
+    ``content``: the content hash of ``data``, part of the file's name (as the ids are)."""
     rows_ = rows(data)
     where = {rid: i for i, rid in enumerate(rows_["id"])}
     lacking = [i for i in ids if i not in where]
@@ -95,8 +103,10 @@ def sample_release(data: str | None, ids: list[str], out: Path) -> Path:
     shutil.rmtree(out, ignore_errors=True)
     (out / CONFIG).mkdir(parents=True)
     # ``datasets`` caches a local folder's rows under a hash of its card's config (the data files' patterns), not of
-    # the files: two samples named alike would read each other's rows. The file is named by the sample's ids.
-    name = f"{CONFIG}/{SPLIT}-{hashlib.sha256(chr(0).join(sorted(ids)).encode()).hexdigest()[:16]}.parquet"
+    # the files: two samples named alike would read each other's rows (measured: datasets 5.2, one process), so
+    # the file is named by the data's content hash and the sample's ids.
+    key = hashlib.sha256(chr(0).join([content, *sorted(ids)]).encode()).hexdigest()[:16]
+    name = f"{CONFIG}/{SPLIT}-{key}.parquet"
     rows_.select(sorted(where[i] for i in ids)).to_parquet(str(out / name))
     source, revision = resolve_source(data)
     shutil.copyfile(_source_file(source, revision, MANIFEST_NAME), out / MANIFEST_NAME)  # it marks a release folder

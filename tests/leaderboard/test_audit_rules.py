@@ -111,3 +111,23 @@ def test_a_record_is_believed_only_as_the_board_signed_it(tmp_path):
     assert audit_records.tier_of(records, "ef" * 32, "org/m")["why"] == audit_records.NOT_AUDITED
     with pytest.raises(ValueError, match="decides one of"):
         audit_records.write(tmp_path, key, _record(tier="verified"))
+
+
+@pytest.mark.parametrize(("model_id", "ok"), [
+    ("Qwen/Qwen3-VL-8B-Instruct", True), ("/models/qwen3-vl", True),
+    ("evil/m,trust_remote_code=True", False),  # would add a model argument
+    ("--trust-remote-code", False),  # would be a flag of vllm serve
+    ("m {revision}", False), ("", False),
+])
+def test_a_submissions_model_id_goes_into_a_replay_command_only_when_plain(model_id, ok):
+    from g2m_base.errors import UsageError
+    from leaderboard.audit.replay import Access
+
+    access = Access(model="hf-multimodal", model_args="pretrained={model},dtype=float32")
+    meta = {"model": {"id": model_id}}
+    if ok:
+        assert access.named(meta).model_args == f"pretrained={model_id},dtype=float32"
+    else:
+        with pytest.raises(UsageError, match="not a plain Hub id or path"):
+            access.named(meta)
+    assert Access(model="hf-multimodal", model_args="pretrained=/m").named(meta).model_args == "pretrained=/m"
