@@ -16,6 +16,7 @@ from leaderboard.rescoring import patch_crossing
 from leaderboard.rescoring.rescore import by_task, color_bias, confusion_by_palette, heatmaps, summarise
 from leaderboard.site.gap_board import draw_sweeps
 from leaderboard.site.index_page import tier
+from leaderboard.submissions.run_metadata import public
 from scoring.score import PROTOCOL_TITLES
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -43,7 +44,7 @@ def write_model_page(row: dict, folder: Path) -> str:
             figures.alignment([patch_crossing.alignment(hms, counts, p) for p in PATCH_SIZES],
                               assets / "patch_alignment.png",
                               f"{title}: patch alignment within each grid size\n{protocol}", svg=False)]
-    meta = [[k, json.dumps(v) if not isinstance(v, str) else v] for k, v in _flat(row["meta"]).items()]
+    meta = [[k, json.dumps(v) if not isinstance(v, str) else v] for k, v in _flat(public(row["meta"])).items()]
     rows = [[str(n), str(c), fmt_ci(s["exact_match"], s["exact_match_ci"]),
              fmt_ci(s["cell_accuracy"], s["cell_accuracy_ci"]),
              fmt(s["parse_failed"]), fmt(s["truncated"])] for (n, c), s in tasks.items()]

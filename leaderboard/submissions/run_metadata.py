@@ -81,3 +81,61 @@ def metadata_from_run(results: dict, model: str) -> dict:
                        "chat_template_sha": results.get("chat_template_sha"), "max_gen_toks": budgets},
         "date": datetime.fromtimestamp(float(date), UTC).isoformat() if isinstance(date, (int, float)) else date,
     }
+
+
+#: What a public page shows instead of a path or address on the submitter's machine or network.
+LOCAL_BUILD, PRIVATE_URL, LOCAL_FOLDER = "a local build", "<a private address>", "<a local folder>"
+
+
+def _private_host(host: str) -> bool:
+    """Loopback, private, link-local or unqualified (``gpu-node-3``, ``localhost``): an address only the submitter
+    can reach, which says nothing to a reader and something about the submitter's network."""
+    import ipaddress
+
+    host = host.strip("[]").lower()
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return "." not in host or host.endswith((".local", ".internal", ".lan", ".localdomain"))
+    return ip.is_private or ip.is_loopback or ip.is_link_local or ip.is_unspecified
+
+
+def _local_path(value: object) -> bool:
+    return isinstance(value, str) and value.startswith(("/", "~", "./", "../", "file:"))
+
+
+def _public_value(value: object) -> object:
+    """A path on the submitter's machine, or a URL of a private host, reduced to what it is."""
+    from urllib.parse import urlsplit
+
+    if _local_path(value):
+        return LOCAL_FOLDER
+    if isinstance(value, str) and value.startswith(("http://", "https://")):
+        try:
+            host = urlsplit(value).hostname or ""
+        except ValueError:
+            return PRIVATE_URL
+        return PRIVATE_URL if _private_host(host) else value
+    return value
+
+
+def public(meta: dict) -> dict:
+    """``meta`` as a public page may show it: the data's local path becomes "a local build" (its content and manifest
+    hashes say which), and every model argument or server fact that is a local path or a private address is
+    reduced to what it is. Nothing else changes; the model's id is its name, as submitted."""
+    import copy
+
+    out = copy.deepcopy(meta)
+    dataset = out.get("dataset")
+    if isinstance(dataset, dict) and _local_path(dataset.get("source")):
+        dataset["source"] = LOCAL_BUILD
+    model = out.get("model")
+    if isinstance(model, dict) and isinstance(model.get("model_args"), str):
+        pieces = ModelArgs.parse(model["model_args"]).pieces
+        model["model_args"] = ",".join(f"{k}={_public_value(v)}" if sep else piece
+                                       for piece in pieces for k, sep, v in [piece.partition("=")])
+    server = out.get("server")
+    if isinstance(server, dict):
+        for k in ("root", "id"):
+            server[k] = _public_value(server.get(k))
+    return out

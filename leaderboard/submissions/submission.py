@@ -28,7 +28,7 @@ from leaderboard.rescoring.rescore import by_task, score_output, summarise, trut
 from leaderboard.runs import identity
 from leaderboard.runs.load import load_run
 from leaderboard.submissions import model_info, probe_section
-from leaderboard.submissions.run_metadata import metadata_from_run, server_facts
+from leaderboard.submissions.run_metadata import metadata_from_run, public, server_facts
 from scoring.catalog import all_tasks
 from scoring.parsing import MAX_ANSWER_CHARS
 
@@ -109,7 +109,8 @@ def submit_run(run_dir: str | Path, out: str | Path | None = None, allow_partial
     ``Submitted.missing``."""
     run = load_run(run_dir, allow_partial=allow_partial, run=run_name)
     known = zero_shot_truth()
-    doc = {"format": FORMAT, "metadata": metadata_from_run(run.results, run.model)}
+    # the file is public (a pull request): no path or private address of the submitter's is written into it
+    doc = {"format": FORMAT, "metadata": public(metadata_from_run(run.results, run.model))}
     doc["metadata"]["model"].update(model_info or {})
     config = identity.of_run(run).config_sha256  # the model's config.json, where this machine can read it
     if config:

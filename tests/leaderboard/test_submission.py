@@ -214,6 +214,7 @@ def test_submit_writes_the_run_and_its_metadata(random_run, tmp_path):
     assert meta["model"]["backend"] == "g2m-random" and meta["versions"]["lm_eval"] == "0.4.13"
     assert meta["versions"]["grid2matrix"] and meta["generation"]["max_gen_toks"]["g2m_n64_c10"] == 15584
     assert meta["dataset"]["revision"] is None and meta["dataset"]["manifest_sha256"]  # a scaled local build
+    assert meta["dataset"]["source"] == "a local build"  # the file is public: not the submitter's path
     assert len(meta["dataset"]["content_sha256"]) == 64 and meta["dataset"]["content_sha256"] != RELEASE_CONTENT_SHA256
     # the same outputs, completed with the rest of the release, validate and score as run; they ran on a local build
     have = {r["id"]: r["output"] for r in doc["records"]}
