@@ -63,7 +63,11 @@ def _cmd_push(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("build", help="build a release folder (parquet shards, README, manifest)")
+    p = sub.add_parser("build", help="build a release folder (parquet shards, README, manifest)",
+                       description="Generate the G2M configs from their seeds into a release folder: parquet shards "
+                                   "of PNG images and matrices, a dataset card and a manifest of every file's hash. "
+                                   "The same arguments give byte-identical files on any machine; an interrupted "
+                                   "build resumes.")
     add_out(p, "output folder (created; an interrupted build there is resumed)", required=True)
     p.add_argument("--configs", default=None, help="comma-separated config names or globs (default: all)")
     p.add_argument("--scale", type=_scale, default=1.0, help="keep this fraction of every block, in (0, 1]")
@@ -75,17 +79,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_quiet(p)
     p.set_defaults(func=_cmd_build, extra=None)
 
-    p = sub.add_parser("verify", help="check hashes, pixels and seeds of a release folder")
-    p.add_argument("dir")
+    p = sub.add_parser("verify", help="check hashes, pixels and seeds of a release folder",
+                       description="Check a release folder against its manifest (every file's hash, nothing extra, "
+                                   "missing or linked) and regenerate its rows from their seeds, pixel for pixel.")
+    p.add_argument("dir", help="the release folder (g2m build --out DIR, or a download of the release)")
     p.add_argument("--sample", type=int, default=None,
                    help="regenerate only K rows per config from their seeds; the others are checked by their files' "
                    "hashes only (default: every row)")
-    p.add_argument("--workers", type=int, default=None)
+    p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
     add_quiet(p)
     p.set_defaults(func=_cmd_verify, extra=None)
 
-    p = sub.add_parser("push", help="upload a verified release to the Hugging Face Hub and tag it")
-    p.add_argument("dir")
+    p = sub.add_parser("push", help="upload a verified release to the Hugging Face Hub and tag it",
+                       description="Verify a release folder, upload it to a dataset repository on the Hugging Face "
+                                   "Hub and tag the commit; a push cut off half-way tags nothing and is resumed by "
+                                   "the same command.")
+    p.add_argument("dir", help="the release folder to upload (it is verified first)")
     p.add_argument("--repo-id", required=True, help="ORG/NAME of the dataset repository")
     p.add_argument("--revision", default=None, help="tag to create for this release, e.g. v1.0.0")
     p.add_argument("--private", action="store_true", help="create the repository as private")

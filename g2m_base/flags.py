@@ -66,3 +66,14 @@ def check_number(name: str, value: object, low: float, high: float, low_open: bo
         raise error(f"{name} must be a finite number in {'(' if low_open else '['}{_end(low)}, {_end(high)}"
                     f"{')' if high_open else ']'}, got {_shown(value)}")
     return value
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """``--help`` with each option's default, said once: not when the help text already says it, and not for an
+    option whose default is nothing (None, False, an empty string)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if "default" in text or action.default in (None, False, "", argparse.SUPPRESS):
+            return text
+        return super()._get_help_string(action)

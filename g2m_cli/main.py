@@ -83,8 +83,35 @@ def _stop(signum: int, frame) -> None:
     raise Stopped(signum)
 
 
+def _deepest(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The (sub)command's own parser: ``g2m eval``'s for ``g2m eval ...``, ``leaderboard build``'s for that one."""
+    while True:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        name = getattr(args, subs[0].dest, None) if subs else None
+        if name not in (subs[0].choices if subs else {}):
+            return parser
+        parser = subs[0].choices[name]
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The arguments; one the command does not know is refused by that command's parser (its usage, not the
+    top-level one), with the closest flag it has when there is one (``--taks``: did you mean ``--tasks``?)."""
+    import difflib
+
+    parser = make_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        own = _deepest(parser, args)
+        flags = [o for a in own._actions for o in a.option_strings if o.startswith("--")]
+        near = [m for x in extra if x.startswith("--")
+                for m in difflib.get_close_matches(x.partition("=")[0], flags, n=1, cutoff=0.7)]
+        hint = f"; did you mean {', '.join(dict.fromkeys(near))}?" if near else ""
+        own.error(f"unrecognized arguments: {' '.join(extra)}{hint}")
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = make_parser().parse_args(argv)
+    args = _parse(argv)
     for signum in (signal.SIGTERM, signal.SIGHUP):  # a scheduler's pre-emption, a closed terminal
         with contextlib.suppress(ValueError, OSError):  # not the main thread (a library caller): leave theirs
             signal.signal(signum, _stop)

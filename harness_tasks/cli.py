@@ -10,7 +10,7 @@ from pathlib import Path
 
 from g2m_base.errors import UsageError
 from g2m_base.files import ensure_dir
-from g2m_base.flags import add_data, add_out, add_quiet
+from g2m_base.flags import HelpFormatter, add_data, add_out, add_quiet
 from g2m_base.untrusted import term
 
 DEMO_SCALE = 0.05
@@ -126,7 +126,7 @@ def default_tasks_root() -> Path:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("eval", help="evaluate a VLM (or, with no --model, the built-in baselines) with lm-eval",
-                       formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+                       formatter_class=HelpFormatter,
                        description="Evaluate a VLM on the G2M tasks through lm-eval. Reach the model with an lm-eval "
                                    "backend (--model), a running OpenAI-compatible server (--base-url), or a vllm "
                                    "serve started for the run (--serve). With none of them, build a small release "
@@ -160,7 +160,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=int, default=None, help="first K rows of each task (for smoke tests)")
     p.add_argument("--dry-run", action="store_true", help="print the requests, token budgets and context length the "
                                                           "run needs, and stop")
-    p.add_argument("--batch-size", default="1")
+    p.add_argument("--batch-size", default="1", help="rows per forward pass of an in-process backend (hf-multimodal, "
+                                                     "vllm-vlm); a server's is --concurrency")
     p.add_argument("--device", default=None, help="e.g. cuda:0 or cpu (hf-multimodal)")
     p.add_argument("--gen-kwargs", default=None, help="override generation settings, e.g. max_gen_toks=32768")
     p.add_argument("--no-chat-template", action="store_true", help="do not apply the model's chat template")
@@ -171,11 +172,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_eval, extra="harness")
 
     p = sub.add_parser("export", help="write G2M for another harness's own format (VLMEvalKit's TSV)",
-                       formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+                       formatter_class=HelpFormatter,
                        description="Write the zero_shot rows as VLMEvalKit's custom-dataset TSV: lossless PNG in "
                                    "base64, image_path <index>-<content hash>.png, the prompt as question, the row id "
                                    "as g2m_id. g2m report and g2m submit read VLMEvalKit's prediction file back.")
-    p.add_argument("target", choices=("vlmevalkit",))
+    p.add_argument("target", choices=("vlmevalkit",), help="the harness whose format to write")
     add_data(p)
     p.add_argument("--tasks", default="g2m", help="tags or task names whose rows to export")
     add_out(p, "the TSV to write (default: Grid2Matrix.tsv)")

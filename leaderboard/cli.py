@@ -140,7 +140,9 @@ def _add_run(p: argparse.ArgumentParser) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("report", help="tables and figures from a run of the G2M tasks (any harness)")
+    p = sub.add_parser("report", help="tables and figures from a run of the G2M tasks (any harness)",
+                       description="Re-score every logged output of one run (both protocols) into tables with 95% "
+                                   "intervals, figures and an HTML page; with --probes, the Digital Agnosia gap.")
     p.add_argument("run_dir",
                    help="the run folder of one model (g2m-runs/<model>, from lm-eval, lmms-eval or inspect), "
                                    "or a VLMEvalKit prediction file (<model>_Grid2Matrix.tsv/.xlsx) or its outputs "
@@ -159,7 +161,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     _add_run(p)
     p.set_defaults(func=_report, extra="report")
 
-    p = sub.add_parser("submit", help="write a leaderboard submission file from a run (any harness)")
+    p = sub.add_parser("submit", help="write a leaderboard submission file from a run (any harness)",
+                       description="Write one file with the run's metadata and every zero_shot output, checked "
+                                   "against the release; send it as a pull request (the board re-scores it).")
     p.add_argument("run_dir", help="the run folder of one model, or a VLMEvalKit prediction file (.tsv: an .xlsx "
                                    "cuts long answers) or its outputs folder")
     add_out(p, "file to write (.json or .json.gz; default RUN_DIR/submission.json.gz)", default=None)
@@ -182,14 +186,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_submit, extra="report")
     hub_results.register(sub, _eval_results)
 
-    p = sub.add_parser("validate", help="check a submission file and re-score every output")
-    p.add_argument("file")
+    p = sub.add_parser("validate", help="check a submission file and re-score every output",
+                       description="Check a submission file the way the board does (size caps, plain JSON, every id "
+                                   "once, its probe sections' identity) and re-score every output; numbers in the "
+                                   "file are never read.")
+    p.add_argument("file", help="the submission file (.json or .json.gz)")
     add_out(p, "write the re-scored results as JSON", default=None)
     p.set_defaults(func=_validate, extra="report")
 
     p = sub.add_parser("leaderboard", help="build the static leaderboard site")
     lsub = p.add_subparsers(dest="leaderboard_command", required=True, metavar="COMMAND")
-    b = lsub.add_parser("build", help="validate and re-score every submission, then write the site")
+    b = lsub.add_parser("build", help="validate and re-score every submission, then write the site",
+                        description="Validate and re-score every submission in the folder, give each row its tier "
+                                    "from the audit records, and write the static site, CSV and markdown; a rebuild "
+                                    "into the same folder scores only new or changed files.")
     b.add_argument("submissions", help="folder of submission files (.json, .json.gz)")
     add_out(b, "site folder (rebuilding into the same folder scores only new or changed files: see .g2m-cache)",
             required=True)

@@ -11,7 +11,7 @@ import argparse
 from dataclasses import replace
 
 from g2m_base.errors import UsageError
-from g2m_base.flags import add_data, add_out, add_quiet, check_number
+from g2m_base.flags import HelpFormatter, add_data, add_out, add_quiet, check_number
 from g2m_base.untrusted import term
 
 #: The most memory one GPU may be said to have (--gpu-gb): a thousand times today's largest is a typo.
@@ -121,7 +121,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("probe", help="probe a frozen vision encoder on a probe_n{N}_c{C} config (sweep: every layer)",
-                       formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+                       formatter_class=HelpFormatter,
                        description="Cache a frozen encoder's patch features for a probing config once, then train "
                                    "the authors' spatial probe on them. Offline on a CPU: see docs/probing.md's "
                                    "first example (scripts/make_tiny_encoder.py). `g2m probe sweep --help`: one "
@@ -135,7 +135,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_probe, extra="probing")
     sweeps = p.add_subparsers(dest="probe_command", metavar="{sweep}")
     s = sweeps.add_parser("sweep", help="one probe per layer: vision tower -> projector -> LLM",
-                          formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+                          formatter_class=HelpFormatter,
                           description="Probe every vision block, the projector and every LLM layer (at the image "
                                       "positions, the model shown the G2M prompt in its chat template) from one "
                                       "forward pass per image; write sweep.json and sweep.png. Resumable: rerun the "

@@ -67,6 +67,23 @@ def lm_eval_args(spec: EvalSpec, target: Target) -> str:
         timeout=f"{spec.request_timeout:g}" if spec.request_timeout else None))
 
 
+#: The lm-eval backends that read images (the rest of its ~40 are text-only): what G2M can run, named when a
+#: backend name is not known.
+IMAGE_BACKENDS = ("hf-multimodal", "vllm-vlm", CHAT, *BASELINES)
+
+
+def unknown_backend(name: str) -> str:
+    """One line for a backend lm-eval does not know: the closest name it has, and the ones that read images."""
+    import difflib
+
+    from lm_eval.api.registry import MODEL_REGISTRY
+
+    near = difflib.get_close_matches(name, list(MODEL_REGISTRY), n=1, cutoff=0.6)
+    mean = f"did you mean {near[0]}? " if near else ""
+    return (f"lm-eval has no backend {name!r}; {mean}the ones that read images: {', '.join(IMAGE_BACKENDS)} (or "
+            "--base-url / --serve for a server)")
+
+
 def _backend(spec: EvalSpec, model_args: str):
     from lm_eval.api.registry import get_model
 
@@ -77,10 +94,14 @@ def _backend(spec: EvalSpec, model_args: str):
         lm_class = get_model(spec.model)
         if spec.model == "hf-multimodal":  # the same backend, with each answer's finish reason (in_process)
             from harness_tasks.with_lm_eval.in_process import HFMultimodalFinish as lm_class
-    except ValueError as e:
-        raise UsageError(f"{e} (G2M adds {CHAT}, {', '.join(BASELINES)})") from None
+    except ValueError:
+        raise UsageError(unknown_backend(spec.model)) from None
     except ImportError as e:
         raise missing_backend(spec.model, e) from e
+    checkpoint = ModelArgs.parse(model_args).get("pretrained")
+    if checkpoint and checkpoint.startswith(("/", "./", "../", "~")) and not Path(checkpoint).expanduser().is_dir():
+        raise UsageError(f"pretrained={checkpoint}: no such folder (a local checkpoint is a folder holding "
+                         "config.json; a Hub model is named org/name)")
     try:
         return lm_class.create_from_arg_string(model_args, {"batch_size": spec.batch_size, "max_batch_size": None,
                                                             "device": spec.device})

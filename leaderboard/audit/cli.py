@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from g2m_base.flags import add_data, add_quiet, check_int
+from g2m_base.flags import HelpFormatter, add_data, add_quiet, check_int
 from g2m_base.untrusted import term
 from leaderboard.audit.sample import DEFAULT_K, MAX_K
 
@@ -57,7 +57,7 @@ def _add_access(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default=None, help="an lm-eval backend, e.g. hf-multimodal")
     p.add_argument("--model-args", default="", help="its arguments, e.g. 'pretrained={model},revision={revision}'")
     p.add_argument("--device", default=None, help="e.g. cuda:0 or cpu (hf-multimodal)")
-    p.add_argument("--batch-size", default="1")
+    p.add_argument("--batch-size", default="1", help="rows per forward pass of an in-process backend")
     p.add_argument("--concurrency", type=int, default=32, help="requests in flight to a server")
     p.add_argument("--k", type=int, default=DEFAULT_K, help=f"items to replay (at most {MAX_K})")
     add_data(p, "the data the submission's outputs were produced on (default: the Hub release at its pinned "
@@ -67,7 +67,7 @@ def _add_access(p: argparse.ArgumentParser) -> None:
 
 def register(sub: argparse._SubParsersAction, leaderboard: argparse._SubParsersAction) -> None:
     p = sub.add_parser("audit", help="replay a keyed sample of a submission from the weights it names (maintainers)",
-                       formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+                       formatter_class=HelpFormatter,
                        description="Draw K of the submission's items with the board's key, replay them with its "
                                    f"settings and compare the answers; writes a signed audit record. {WHO}.")
     p.add_argument("file", help="the submission file")
@@ -77,7 +77,7 @@ def register(sub: argparse._SubParsersAction, leaderboard: argparse._SubParsersA
     p.set_defaults(func=_audit, extra="harness")
 
     p = leaderboard.add_parser("audit", help="audit every submission of the folder that has no record yet",
-                               formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+                               formatter_class=HelpFormatter,
                                description="g2m audit for each submission without a verified record, one model at a "
                                            f"time; run it again to resume. {WHO}.")
     p.add_argument("submissions", help="the folder of submission files")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from g2m_base.errors import G2MError
+from g2m_base.run_layout import results_date
 from leaderboard.rescoring.rescore import zero_shot_truth
 from leaderboard.runs.find import choose_results, locate, prediction_file, read_results, samples_files, task_of
 from leaderboard.runs.release import check_against_release, release_samples
@@ -44,6 +45,8 @@ def load_run(path: str | Path, allow_partial: bool = False, run: str | None = No
     whose samples files do not match what it recorded (``missing_samples``) is refused, naming the first task and
     what is missing, unless ``allow_partial``: then it is read, and ``Run.incomplete`` says what is missing.
     """
+    if Path(path).is_file() and results_date(path) is not None and run is None:
+        return load_run(Path(path).parent, allow_partial, str(path))  # a run's results file: that run of its folder
     if Path(path).is_file():
         return _only(load_vlmevalkit(Path(path)), run)
     try:

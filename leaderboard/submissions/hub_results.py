@@ -184,7 +184,10 @@ def said(written: Written) -> str:
 
 def register(sub: argparse._SubParsersAction, run) -> None:
     """``g2m eval-results``, run by ``run(args)`` (the leaderboard's command line, which reads the audit records)."""
-    p = sub.add_parser("eval-results", help="write a model's .eval_results file for the Hub from a submission file")
+    p = sub.add_parser("eval-results", help="write a model's .eval_results file for the Hub from a submission file",
+                       description="Write .eval_results/grid2matrix.yaml for a model's Hub repository from a complete "
+                                   "submission of the release: every value re-scored here; nothing unchecked from "
+                                   "the file; reproduced only with a signed audit record.")
     p.add_argument("submission", help="a submission file of a complete run of the release (g2m submit)")
     p.add_argument("--out", default=None, help=f"file to write (default: {EVAL_RESULTS_PATH} beside the submission)")
     p.add_argument("--source-url", default=None, help="link to the raw outputs (default: where the submission is "

@@ -26,6 +26,12 @@ pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probe
         (["verify", "{tmp}/nothing"], "manifest.json is missing"),
         (["verify", "{tmp}/file"], "manifest.json is missing"),
         (["push", "{tmp}/nothing", "--repo-id", "org/x", "--dry-run"], "manifest.json is missing"),
+        # a flag the command does not know: refused by that command (its usage), with the closest flag it has
+        (["eval", "--taks", "g2m"], "g2m eval: error: unrecognized arguments: --taks g2m; did you mean --tasks?"),
+        (["leaderboard", "build", "{tmp}", "--out", "{tmp}/s", "--quiett"], "g2m leaderboard build: error: "
+                                                                        "unrecognized arguments: --quiett; did you "
+                                                                        "mean --quiet?"),
+        (["report", "{tmp}", "stray"], "g2m report: error: unrecognized arguments: stray"),
     ],
 )
 def test_bad_arguments_give_one_line_and_a_non_zero_exit(tmp_path, args, message):
@@ -81,3 +87,21 @@ def test_leaderboard_and_submit_errors(tmp_path):
     assert res.returncode == 2 and "holds no lm-eval results" in res.stderr
     res = g2m("validate", str(tmp_path / "missing.json"))
     assert res.returncode == 1 and "REJECTED" in res.stderr and "is not a file" in res.stderr
+
+
+def test_a_mistyped_backend_or_a_missing_checkpoint_folder_is_named(small_release, tmp_path):
+    common = ["--data", str(small_release), "--tasks", "g2m_n03_c3", "--out", str(tmp_path), "--quiet"]
+    typo = g2m("eval", "--model", "g2m-oracl", *common)
+    assert typo.returncode == 2 and typo.stderr.strip().splitlines()[-1] == (
+        "g2m: error: lm-eval has no backend 'g2m-oracl'; did you mean g2m-oracle? the ones that read images: "
+        "hf-multimodal, vllm-vlm, g2m-chat, g2m-oracle, g2m-random (or --base-url / --serve for a server)")
+    gone = g2m("eval", "--model", "hf-multimodal", "--model-args", "pretrained=/no/such/folder", *common)
+    assert gone.returncode == 2 and "pretrained=/no/such/folder: no such folder" in gone.stderr
+
+
+def test_report_reads_a_results_file_as_that_run(random_run, tmp_path):
+    """``g2m report RUN/results_<date>.json`` is that run of the folder, as ``--run`` names it."""
+    (results,) = random_run.glob("results_*.json")
+    res = g2m("report", str(results), "--out", str(tmp_path / "report"))
+    assert res.returncode == 0, res.stderr
+    assert f"read the run {results.name} in {random_run}" in res.stdout
