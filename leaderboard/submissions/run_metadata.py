@@ -84,7 +84,7 @@ def metadata_from_run(results: dict, model: str) -> dict:
 
 
 #: What a public page shows instead of a path or address on the submitter's machine or network.
-LOCAL_BUILD, PRIVATE_URL, LOCAL_FOLDER = "a local build", "<a private address>", "<a local folder>"
+LOCAL_BUILD, PRIVATE_URL, LOCAL_FOLDER = "a local build", "(a private address)", "(a local folder)"
 
 
 def _private_host(host: str) -> bool:

@@ -109,8 +109,7 @@ def submit_run(run_dir: str | Path, out: str | Path | None = None, allow_partial
     ``Submitted.missing``."""
     run = load_run(run_dir, allow_partial=allow_partial, run=run_name)
     known = zero_shot_truth()
-    # the file is public (a pull request): no path or private address of the submitter's is written into it
-    doc = {"format": FORMAT, "metadata": public(metadata_from_run(run.results, run.model))}
+    doc = {"format": FORMAT, "metadata": public(metadata_from_run(run.results, run.model))}  # a public file
     doc["metadata"]["model"].update(model_info or {})
     config = identity.of_run(run).config_sha256  # the model's config.json, where this machine can read it
     if config:

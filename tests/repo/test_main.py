@@ -21,9 +21,10 @@ def _with(monkeypatch, error: BaseException, command: str = "tasks-dir"):
     def boom(_args):
         raise error
 
-    real = parser.parse_args
+    real = parser.parse_known_args
     monkeypatch.setattr(cli, "make_parser", lambda: parser)
-    monkeypatch.setattr(parser, "parse_args", lambda argv: (lambda a: (setattr(a, "func", boom), a)[1])(real(argv)))
+    monkeypatch.setattr(parser, "parse_known_args",
+                        lambda argv: (lambda a: (setattr(a[0], "func", boom), a)[1])(real(argv)))
     return cli.main([command] if command != "build" else ["build", "--out", "x"])
 
 
