@@ -118,8 +118,11 @@ def test_a_served_submission_records_the_servers_facts_as_the_servers(small_rele
                                                        allow_partial=True).read_bytes()))["metadata"]
     server = meta["server"]
     assert server["reported"] is True and server["version"] == server_version and server["id"] == "fake-vlm"
-    assert server["root"] == config.get("root",
-                                        "fake-vlm") and server["max_model_len"] == 32768 and server["reported_at"]
+    # the server's root is a folder on the submitter's machine: the public file says only that
+    assert server["root"] == ("(a local folder)" if "root" in config else "fake-vlm")
+    assert server["max_model_len"] == 32768 and server["reported_at"]
+    assert meta["model"]["model_args"].startswith("base_url=(a private address),") and meta["dataset"]["source"] == (
+        "a local build")
     versions = meta["versions"]  # g2m's own libraries did not answer: never the engine's, kept as the client's
     assert versions["transformers"] is None and versions["vllm"] is None and versions["torch"] is None
     assert versions["client"]["transformers"] == version("transformers")
