@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dataset_builder.grids.spec import DATASET_REVISION, HUB_REPO_ID, RELEASE_CONTENT_SHA256, cell_key
+from dataset_builder.grids.spec import RELEASE_CONTENT_SHA256, cell_key
 from g2m_base.bounded_json import MAX_FILE_BYTES, Rejected, check_structure, check_utf8, read_bytes, read_object
 from g2m_base.errors import UsageError
 from g2m_base.files import atomic_write_bytes, output_file
@@ -28,13 +28,12 @@ from leaderboard.rescoring.rescore import by_task, score_output, summarise, trut
 from leaderboard.runs import identity
 from leaderboard.runs.load import load_run
 from leaderboard.submissions import model_info, probe_section
+from leaderboard.submissions.coverage import LOCAL, RELEASE, data_of, missing_tasks, scaled_count
 from leaderboard.submissions.run_metadata import metadata_from_run, public, server_facts
-from scoring.catalog import all_tasks
 from scoring.parsing import MAX_ANSWER_CHARS
 
 FORMAT = "g2m-submission/1"
 MAX_OUTPUT_CHARS = MAX_ANSWER_CHARS  # longer outputs could never parse anyway
-RELEASE, LOCAL = "release", "local build"
 #: How to ask again for the answers that failed, in the harness the run came from.
 RETRY_ADVICE = {"g2m": "retry them (with g2m eval, running the same command again retries exactly those)",
                 "vlmevalkit": "retry them (run VLMEvalKit's run.py again with the same arguments and --reuse: it asks "
@@ -84,20 +83,6 @@ def write_submission(run_dir: str | Path, out: str | Path | None = None, allow_p
     return submit_run(run_dir, out, allow_partial, model_info, run, probes).path
 
 
-def _missing_tasks(known: dict, have: set[str], protocol: str) -> list[str]:
-    """The tasks of ``protocol`` whose ids the submission lacks, one line each: ``g2m_n05_c5: 49 of 50 ids missing``."""
-    want: dict[tuple[int, int], list[str]] = {}
-    for i, t in known.items():
-        want.setdefault((t.grid_size, t.num_colors), []).append(i)
-    out = []
-    for name, n, c in all_tasks(protocol):
-        ids = want.get((n, c), [])
-        lacking = sum(i not in have for i in ids)
-        if lacking:
-            out.append(f"{name}: {lacking:,} of {len(ids):,} ids missing")
-    return out
-
-
 def submit_run(run_dir: str | Path, out: str | Path | None = None, allow_partial: bool = False,
                model_info: dict | None = None, run_name: str | None = None,
                probes: str | Path | None = None) -> Submitted:
@@ -132,6 +117,9 @@ def submit_run(run_dir: str | Path, out: str | Path | None = None, allow_partial
         if not by_id and protocol == "paper":
             continue
         missing = [i for i in known if i not in by_id]
+        if missing and doc["metadata"]["dataset"].get("content_sha256") != RELEASE_CONTENT_SHA256 \
+                and scaled_count(by_id) and not run.incomplete:
+            missing = []  # every row of a scaled build: complete, shown as a local build
         if missing and not allow_partial:
             tag = "g2m" if protocol == "g2m" else "g2m_paper"
             how = (COVER_ADVICE if run.harness == "vlmevalkit"
@@ -139,7 +127,7 @@ def submit_run(run_dir: str | Path, out: str | Path | None = None, allow_partial
             raise Rejected(f"the run's {tag} tasks cover {len(known) - len(missing):,} of the {len(known):,} zero_shot "
                            f"ids (first missing: {missing[0]}); {how}, or pass --allow-partial")
         if missing:
-            lacking += _missing_tasks(known, set(by_id), protocol)
+            lacking += missing_tasks(known, set(by_id), protocol)
         doc[key] = [{"id": i, "output": by_id[i]} for i in known if i in by_id]
     if probes is not None:
         doc["probes"] = probe_section.collect(probes, run)
@@ -180,21 +168,6 @@ def check_metadata(meta: object) -> dict:
     except ValueError as e:
         raise Rejected(f"metadata.{e}") from None
     return meta
-
-
-def data_of(meta: dict) -> tuple[str, str | None]:
-    """(RELEASE or LOCAL, a warning or None): the release only when the run's data hashes to the release's."""
-    dataset = meta["dataset"]
-    content = dataset.get("content_sha256")
-    if content == RELEASE_CONTENT_SHA256:
-        return RELEASE, None
-    claimed = dataset.get("revision")
-    if not isinstance(content, str):
-        return LOCAL, "the run did not record the content hash of its data (g2m submit does); shown as a local build"
-    if claimed == DATASET_REVISION:
-        return LOCAL, (f"dataset revision claims {HUB_REPO_ID}@{DATASET_REVISION}, but the data the run read hashes "
-                       f"to {content[:12]}, not the release's {RELEASE_CONTENT_SHA256[:12]}; shown as a local build")
-    return LOCAL, f"the data the run read hashes to {content[:12]}, not the release; shown as a local build"
 
 
 class _Records:
@@ -238,8 +211,11 @@ class _Records:
         they are laid out, ordered, compressed or decorated."""
         return hashlib.sha256(b"".join(self.digests[i] for i in sorted(self.digests))).digest()
 
-    def check_complete(self) -> None:
+    def check_complete(self, data: str = RELEASE) -> int | None:
+        """Every id of the release; on a local build, or the first k of every (N, C) (returns k)."""
         missing = [i for i in self.truth if i not in self.seen]
+        if missing and data == LOCAL and (k := scaled_count(self.seen)):
+            return k
         if missing:
             raise Rejected(f"{self.key}: {len(missing):,} of {len(self.truth):,} ids are missing (first: {missing[0]})")
 
@@ -269,10 +245,12 @@ def validate(path: str | os.PathLike) -> Validation:
             if r.with_extra:
                 warnings.append(f"ignored field(s) {', '.join(sorted(r.extra_fields)[:10])} in {r.with_extra:,} "
                                 f"{r.key}")
-        records.check_complete()
-        if "paper_records" in doc:
-            paper.check_complete()
         kind, note = data_of(meta)
+        for r in (records, paper) if "paper_records" in doc else (records,):
+            scaled = r.check_complete(kind)
+            if scaled:
+                warnings.append(f"{r.key}: the first {scaled} of every (N, C)'s grids, as a build at a scale holds "
+                                "them: a complete run of a scaled build")
         if note:
             warnings.append(note)
         scores = _scores(records.scored["g2m"])

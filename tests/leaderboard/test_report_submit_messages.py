@@ -19,7 +19,7 @@ from leaderboard.runs.load import load_run
 from leaderboard.runs.run import RunError
 from leaderboard.submissions.submission import write_submission
 from tests.support import vlm_server
-from tests.support.helpers import g2m
+from tests.support.helpers import g2m, partial_run
 
 pytestmark = pytest.mark.slow
 
@@ -60,17 +60,19 @@ def test_report_and_submit_name_the_run_they_read_and_run_chooses_another(random
 
 def test_a_partial_submission_says_partial_names_what_is_missing_and_never_says_send_it(random_run, tmp_path):
     out = tmp_path / "s.json"
-    res = g2m("submit", str(random_run), "--out", str(out), "--allow-partial", "--no-input")
+    run = partial_run(random_run, tmp_path)  # one task's samples file is gone: the run did not finish
+    res = g2m("submit", str(run), "--out", str(out), "--allow-partial", "--no-input")
     assert res.returncode == 0, res.stderr
     assert res.stdout.startswith(f"PARTIAL submission written to {out}: not for the leaderboard")
-    assert "g2m_n03_c3: 98 of 100 ids missing" in res.stdout and "and 37 more" in res.stdout
+    assert "the run: g2m_n64_c10" in res.stdout and "g2m_n03_c3: 98 of 100 ids missing" in res.stdout
+    assert "and 38 more" in res.stdout
     assert "pull request" not in res.stdout and "check it with" not in res.stdout
     assert g2m("validate", str(out)).returncode == 1  # what it said: it does not validate
     warning = [line for line in res.stderr.splitlines() if line.startswith("warning:")]
     assert len(warning) == 1 and all(flag in warning[0] for flag in ("--params", "--open-weights or --api",
                                                                      "--release-date", "--model-url"))
     assert "the parameter count" in warning[0] and "the release date" in warning[0]
-    res = g2m("submit", str(random_run), "--out", str(out), "--allow-partial", "--params", "7B", "--api",
+    res = g2m("submit", str(run), "--out", str(out), "--allow-partial", "--params", "7B", "--api",
               "--release-date", "2025-01-31")
     warning = [line for line in res.stderr.splitlines() if line.startswith("warning:")]
     assert res.returncode == 0 and len(warning) == 1 and "--model-url" in warning[0] and "--params" not in warning[0]

@@ -22,12 +22,11 @@ from leaderboard.submissions.submission import (
     MAX_FILE_BYTES,
     MAX_OUTPUT_CHARS,
     RELEASE,
-    Rejected,
+    submit_run,
     validate,
-    write_submission,
 )
 from scoring.parsing import format_answer
-from tests.support.helpers import g2m, submission_doc, write_file
+from tests.support.helpers import g2m, partial_run, submission_doc, write_file
 
 
 @pytest.mark.slow
@@ -205,11 +204,15 @@ def test_memory_stays_bounded_for_inputs_that_would_explode(tmp_path):
 
 @pytest.mark.slow
 def test_submit_writes_the_run_and_its_metadata(random_run, tmp_path):
-    with pytest.raises(Rejected, match="the run.s g2m tasks cover 90 of the 4,500 zero_shot ids"):
-        write_submission(random_run, tmp_path / "s.json.gz")
-    path = write_submission(random_run, tmp_path / "s.json.gz", allow_partial=True)
-    doc = json.loads(gzip.decompress(path.read_bytes()))
+    # every row of a 0.02-scale build (2 of every cell's 100): complete, no --allow-partial, a local build
+    done = submit_run(random_run, tmp_path / "s.json.gz")
+    assert not done.partial
+    doc = json.loads(gzip.decompress(done.path.read_bytes()))
     assert len(doc["records"]) == 90
+    v = validate(done.path)
+    assert v.ok and v.data == LOCAL and v.scores["overall"]["n"] == 90, v.reason
+    assert any("the first 2 of every (N, C)'s grids" in w for w in v.warnings) and any("local build" in w
+                                                                                     for w in v.warnings)
     meta = doc["metadata"]
     assert meta["model"]["backend"] == "g2m-random" and meta["versions"]["lm_eval"] == "0.4.13"
     assert meta["versions"]["grid2matrix"] and meta["generation"]["max_gen_toks"]["g2m_n64_c10"] == 15584
@@ -286,15 +289,16 @@ def test_hostile_model_info_rejects_the_submission(tmp_path):
 @pytest.mark.slow
 def test_submit_asks_for_model_info_and_records_it(random_run, tmp_path):
     out = tmp_path / "s.json"
-    res = g2m("submit", str(random_run), "--out", str(out), "--allow-partial", "--params", "7B", "--api",
+    run = partial_run(random_run, tmp_path)
+    res = g2m("submit", str(run), "--out", str(out), "--allow-partial", "--params", "7B", "--api",
               "--release-date", "2025-01-31", "--model-url", "https://example.org/model")
     assert res.returncode == 0, res.stderr
-    # 90 of 4,500 ids: not to send
+    # a task's samples are missing: not to send
     assert res.stdout.startswith("PARTIAL submission") and "pull request" not in res.stdout
     model = json.loads(out.read_text())["metadata"]["model"]
     assert (model["params"], model["open_weights"], model["release_date"], model["url"]) == (
         "7B", False, "2025-01-31", "https://example.org/model")
-    bad = g2m("submit", str(random_run), "--out", str(out), "--allow-partial", "--params", "seven")
+    bad = g2m("submit", str(run), "--out", str(out), "--allow-partial", "--params", "seven")
     assert bad.returncode == 2 and "model.params must look like" in bad.stderr
     prompted = subprocess.run(  # at a terminal it asks; answers are checked like the flags
         [sys.executable, "-c", "import sys; from leaderboard.submissions.model_info import ask; "

@@ -170,3 +170,15 @@ def full_scale_probes(doc: dict) -> dict:
         sec["data"]["build_params"]["scale"] = 1.0
         sec["rows"]["count"] = count
     return doc
+
+
+def partial_run(run: Path, folder: Path, drop: str = "g2m_n64_c10") -> Path:
+    """A copy of the run folder ``run`` without the samples file of task ``drop``: a run that did not finish (the
+    results file records samples its files do not hold), for what a partial submission says."""
+    import shutil
+
+    copy = folder / run.name
+    shutil.copytree(run, copy)
+    for f in copy.glob(f"samples_{drop}_*.jsonl"):
+        f.unlink()
+    return copy
