@@ -18,6 +18,7 @@ DEMO_SCALE = 0.05
 
 def _eval(args: argparse.Namespace) -> int:
     from harness_tasks.evaluate import BASELINES, CHAT, EvalSpec, run_eval
+    from harness_tasks.evaluation.run_key import beside
     from harness_tasks.evaluation.score_table import score_table
 
     logging.getLogger("lm_eval").setLevel(logging.INFO if args.verbose else logging.WARNING)
@@ -47,6 +48,10 @@ def _eval(args: argparse.Namespace) -> int:
         results = run_eval(spec)
         print(score_table(results, f"{term(results['g2m']['model'])} on {', '.join(tasks)}"))
         print(f"\nresults and samples: {term(results['output_dir'])}\n")
+        others = beside(Path(results["output_dir"]))
+        if others:  # a rerun with other settings went to a folder of its own: say the earlier ones are still there
+            print(f"g2m: other runs of this model, with other settings, sit beside it: {'; '.join(map(term, others))}; "
+                  "g2m report and g2m submit read one folder at a time", file=sys.stderr)
         failed = results["g2m"].get("request_failed", 0)
         if failed:  # a run with answers missing did not finish: never exit 0 on it
             whole = False

@@ -184,3 +184,19 @@ def run_record(spec, target, key: RunKey) -> dict:
     if target.served:
         out["served_by"] = target.served
     return out
+
+
+def beside(folder: Path) -> list[str]:
+    """The other runs of the same model next to ``folder`` (``<model>`` and ``<model>+<hash>`` folders of other
+    settings, each holding results), one line each: its folder and the settings that named it. A rerun with other
+    settings lands in a new folder; this says the earlier one is still there, and how it differs."""
+    folder = Path(folder)
+    model = folder.name.split("+", 1)[0]
+    out = []
+    for other in sorted(folder.parent.glob(f"{model}*")):
+        if other == folder or other.name.split("+", 1)[0] != model or newest_results(other) is None:
+            continue
+        chosen = earlier_run(other).get("settings")
+        shown = json.dumps(chosen, sort_keys=True) if isinstance(chosen, dict) and chosen else "the defaults"
+        out.append(f"{other.name} ({shown[:200]})")
+    return out
