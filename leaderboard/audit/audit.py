@@ -67,7 +67,7 @@ def audit(submission: str | os.PathLike, access: replay.Access, audits: str | os
     work = audits / WORK / v.outputs_sha256
     folder = replay.sample_release(data, ids, work / "data", meta["dataset"]["content_sha256"])
     replayed, rmeta = _replay(access, meta, folder, work / "runs", cells, progress)
-    items = [verdict.compare(i, outputs[i], replayed.get(i), truth_matrix(truth[i])) for i in ids]
+    items = [verdict.compare(i, outputs[i], replayed.get(i), truth_matrix(truth[i]), truth[i].num_colors) for i in ids]
     found = verdict.decide(items)
     unmet = replay.unhonoured(meta, rmeta, replay.tasks_of(cells))
     if rmeta["model"]["id"] != model["id"]:

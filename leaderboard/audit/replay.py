@@ -21,13 +21,13 @@ from dataset_builder.release.provenance import dataset_content_sha256
 from dataset_builder.release.source import load_config, resolve_source
 from g2m_base.errors import UsageError
 from harness_tasks import ModelArgs
+from leaderboard.submissions.run_metadata import redact
 from scoring.catalog import budget
 
 #: A ``{model}`` or ``{revision}`` in an access setting is the submission's own (``g2m leaderboard audit`` replays
 #: every submission from the weights it names with one command).
 FIELDS = ("model", "revision")
 _PLAIN = re.compile(r"[A-Za-z0-9_./][A-Za-z0-9_./-]{0,199}")
-_SECRET = re.compile(r"(?i)(api[_-]?key|token|secret|password)=[^,\s]*")
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ class Access:
 
     def shown(self) -> dict:
         """What an audit record says of this access: every setting, with any secret in the arguments redacted."""
-        return {k: _SECRET.sub(r"\1=<redacted>", v) if isinstance(v, str) else v for k, v in asdict(self).items()}
+        return {k: redact(v) if isinstance(v, str) else v for k, v in asdict(self).items()}
 
     def named(self, meta: dict) -> Access:
         """This access with ``{model}`` and ``{revision}`` filled in from a submission's metadata."""

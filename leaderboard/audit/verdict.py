@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from scoring.score import score_answer
+from leaderboard.rescoring.rescore import score_output
 
 SAME_TEXT, SAME_MATRIX, DIFFERS, NOT_REPLAYED = "same text", "same matrix", "differs", "not replayed"
 AGREE = (SAME_TEXT, SAME_MATRIX)
@@ -33,26 +33,16 @@ class Item(NamedTuple):
     cell_agreement: float | None  # the share of cells on which the two readings agree; None when not replayed
 
 
-def _cells(text: str, target: np.ndarray) -> np.ndarray:
-    """(N, N): the value the text gives each cell, -1 where it gives none (a failed or short reading)."""
-    n = target.shape[0]
-    matrix = score_answer(text, target).matrix or ()
-    out = np.full((n, n), -1, dtype=np.int64)
-    for r, row in enumerate(matrix[:n]):
-        out[r, : len(row[:n])] = np.clip(np.asarray(row[:n], dtype=np.float64), -1e9, 1e9).astype(np.int64)
-    return out
-
-
-def compare(rid: str, submitted: str, replayed: str | None, target: np.ndarray) -> Item:
-    """One item: the submitted answer against the replayed one (None: the replay has no answer for it)."""
+def compare(rid: str, submitted: str, replayed: str | None, target: np.ndarray, num_colors: int) -> Item:
+    """One item: the submitted answer against the replayed one (None: the replay has no answer for it), each read
+    once, as the board reads it (``rescore.score_output``)."""
     if replayed is None:
         return Item(rid, NOT_REPLAYED, None)
     if submitted == replayed:
         return Item(rid, SAME_TEXT, 1.0)
-    mine, theirs = _cells(submitted, target), _cells(replayed, target)
-    agreement = float((mine == theirs).mean())
-    same = score_answer(submitted, target).matrix == score_answer(replayed, target).matrix
-    return Item(rid, SAME_MATRIX if same else DIFFERS, agreement)
+    mine, theirs = (score_output(rid, text, target, num_colors) for text in (submitted, replayed))
+    agreement = float((mine.pred == theirs.pred).mean())  # -1 where a reading gives a cell no value
+    return Item(rid, SAME_MATRIX if mine.score.matrix == theirs.score.matrix else DIFFERS, agreement)
 
 
 def tolerance(k: int) -> int:

@@ -213,7 +213,7 @@ def write_index(out: Path, rows: list[dict], reported: dict, rejected: list[dict
                   sizes=ZERO_SHOT_SIZES, submissions_url=SUBMISSIONS_URL, submissions_repo=SUBMISSIONS_REPO_ID,
                   local=_board(data, boards["local"]["order"], "all", "local") if local else None, reported=reported,
                   refuted=_board(data, boards["refuted"]["order"], "all", "refuted") if refuted else None,
-                  refuted_why=[[r["name"], tier(r)[1]] for r in refuted],
+                  refuted_why=[[r["name"], r.get("file") or "", tier(r)[1]] for r in refuted],
                   repeats=[{"name": r["name"], "page": r["page"], "file": r.get("file"), "tier": tier(r)[0],
                             "cell": fmt(r["views"]["all"]["overall"]["cell_accuracy"]), "under": first["page"],
                             "under_file": first.get("file")} for r, first in repeats],

@@ -16,7 +16,13 @@ from datetime import UTC, datetime
 from dataset_builder import __version__
 from harness_tasks import ModelArgs
 
-_SECRET = re.compile(r"(?i)(api[_-]?key|token|secret|password)=[^,]*")
+_SECRET = re.compile(r"(?i)(api[_-]?key|token|secret|password)(=|\s+)[^,\s]*")
+
+
+def redact(text: str) -> str:
+    """``text`` with the value of every secret-looking setting replaced: ``api_key=...`` in model arguments and
+    ``--api-key ...`` in a server's command line alike."""
+    return _SECRET.sub(r"\1\2<redacted>", text)
 #: What a submission records of what a server reported about itself (``g2m.provenance.server``), and when.
 SERVER_FACTS = ("version", "id", "root", "max_model_len", "reported_at")
 
@@ -54,7 +60,7 @@ def metadata_from_run(results: dict, model: str) -> dict:
     for a served run, only what the server reported (``server``), g2m's environment kept apart as the client's."""
     cfg = results.get("config", {})
     parsed = ModelArgs.parse(cfg.get("model_args"))
-    args = _SECRET.sub(r"\1=<redacted>", str(parsed))
+    args = redact(str(parsed))
     data = results.get("g2m", {}).get("data", {})
     configs = results.get("configs", {})
     budgets = {t: c.get("generation_kwargs", {}).get("max_gen_toks") for t, c in sorted(configs.items())}

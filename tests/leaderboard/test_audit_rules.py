@@ -54,7 +54,7 @@ TARGET = np.array([[0, 1], [1, 0]])
     ("[[0, 1], [1, 0]]", None, NOT_REPLAYED, None),
 ])
 def test_compare(submitted, replayed, outcome, agreement):
-    assert verdict.compare("x", submitted, replayed, TARGET) == Item("x", outcome, agreement)
+    assert verdict.compare("x", submitted, replayed, TARGET, 2) == Item("x", outcome, agreement)
 
 
 def _items(differ: int, missing: int = 0, k: int = 100) -> list[Item]:

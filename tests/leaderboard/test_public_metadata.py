@@ -32,3 +32,16 @@ def test_the_data_and_the_server_facts():
     assert out["model"]["id"] == "/tmp/x/tiny-vlm" and meta["dataset"]["source"] == "/tmp/demo-board-data"
     hub = {"dataset": {"source": "grid2matrix/g2m", "revision": "v1.0.0"}}
     assert public(hub) == hub
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    ("pretrained=m,api_key=sk-123,dtype=float32", "pretrained=m,api_key=<redacted>,dtype=float32"),
+    ("base_url=https://x.org/v1,TOKEN=abc", "base_url=https://x.org/v1,TOKEN=<redacted>"),
+    ("--tensor-parallel-size 2 --api-key sk-9 --dtype float32", "--tensor-parallel-size 2 --api-key <redacted> "
+                                                                 "--dtype float32"),  # a vllm serve command line
+    ("pretrained=Qwen/Qwen3-VL-8B-Instruct", "pretrained=Qwen/Qwen3-VL-8B-Instruct"),
+])
+def test_secrets_are_redacted_in_model_arguments_and_server_command_lines(text, shown):
+    from leaderboard.submissions.run_metadata import redact
+
+    assert redact(text) == shown
