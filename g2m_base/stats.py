@@ -27,6 +27,9 @@ def bootstrap_mean(values: np.ndarray, iters: int = 1000, seed: int = 0) -> tupl
     certainty one grid cannot give."""
     if len(values) < 2:
         return (math.nan, math.nan)
+    if values.min() == values.max():  # every resample is this same array: its mean, without the draws (same bits)
+        m = float(values.mean())
+        return (m, m)
     rng = np.random.Generator(np.random.PCG64(seed))
     means = values[rng.integers(0, len(values), (iters, len(values)))].mean(axis=1)
     return (float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975)))

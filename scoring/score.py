@@ -30,6 +30,9 @@ LOWER_IS_BETTER = frozenset({"parse_failed", "truncated", "request_failed"})
 #: The ``finish_reason`` of an answer that never came: the request failed after its retries. Its text (empty, or
 #: whatever a client put there) is never parsed; it scores 0 and is counted apart from parse failures.
 REQUEST_FAILED = "request_failed"
+#: The finish reasons a logged or submitted answer may carry (anything else is never trusted); only "length" and
+#: ``REQUEST_FAILED`` change a score.
+FINISH_REASONS = frozenset({"stop", "length", "content_filter", "tool_calls", REQUEST_FAILED})
 
 
 @dataclass(frozen=True)

@@ -32,10 +32,28 @@ def write(fig, path: Path, svg: bool = True) -> str:
     return path.name
 
 
-def _titled(fig, title: str):
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    return fig
+#: Inches of one line of a figure's title (fontsize 10) and of a panel's title (fontsize 8), with their spacing.
+_TITLE_LINE, _PANEL_LINE = 0.19, 0.15
+
+
+def _place(fig, left: float, right: float, top: float, bottom: float, wspace: float = 0.0,
+           hspace: float = 0.0) -> None:
+    """The panels' margins and gaps in inches, fixed: each figure knows what sits around its panels (tick labels,
+    axis labels, titles of a known number of lines), so no layout engine has to measure every text of the figure
+    to find room for it (``tight_layout()`` cost each figure about as much as drawing it)."""
+    width, height = fig.get_size_inches()
+    rows, cols = fig.axes[0].get_subplotspec().get_gridspec().get_geometry()
+    panel_w = (width - left - right - (cols - 1) * wspace) / cols
+    panel_h = (height - top - bottom - (rows - 1) * hspace) / rows
+    fig.subplots_adjust(left=left / width, right=1 - right / width, top=1 - top / height, bottom=bottom / height,
+                        wspace=wspace / panel_w, hspace=hspace / panel_h)
+
+
+def _titled(fig, title: str, top: float = 0.0):
+    """``title`` over the figure, ``top`` inches below the figure's edge being the room of the panels' titles."""
+    lines = title.count("\n") + 1
+    fig.suptitle(title, fontsize=10, y=1 - 0.08 / fig.get_size_inches()[1], va="top")
+    return fig, 0.08 + _TITLE_LINE * lines + 0.08 + top
 
 
 MARKERS = {3: "o", 5: "s", 10: "^"}
@@ -76,6 +94,7 @@ def draw_accuracy_vs_n(tasks: dict[tuple[int, int], dict], probes: dict | None =
     plt = _plt()
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.4))
     palettes = sorted({c for _, c in tasks})
+    title_lines = 1
     for ax, key, name in zip(axes, ("cell_accuracy", "exact_match"), ("cell accuracy", "exact match"), strict=True):
         curves = {}
         for c in palettes:
@@ -90,6 +109,7 @@ def draw_accuracy_vs_n(tasks: dict[tuple[int, int], dict], probes: dict | None =
             if key == "cell_accuracy":
                 ax.axhline(1 / c, color=COLORS.get(c), linestyle=":", linewidth=1, label=f"chance 1/{c}")
         note = _same_note(name, coinciding(curves))
+        title_lines = max(title_lines, 2 if note else 1)
         ax.set_title(f"{name} (bars: 95% intervals)" + (f"\n{note}" if note else ""), fontsize=8, y=TITLE_Y)
     for (c, readout), curve in sorted((probes or {}).items()):
         ns = sorted(curve)
@@ -106,8 +126,9 @@ def draw_accuracy_vs_n(tasks: dict[tuple[int, int], dict], probes: dict | None =
         ax.set_ylim(-0.03, 1.03)
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, fontsize=7, loc="lower center", ncol=min(4, len(labels)), frameon=False)
-    fig.suptitle(title or "Accuracy against grid size", fontsize=10)
-    fig.tight_layout(rect=(0, 0.06 * ((len(labels) + 3) // 4), 1, 1))
+    fig, top = _titled(fig, title or "Accuracy against grid size", _PANEL_LINE * title_lines)
+    # below the panels: tick labels and the axis label (0.5 in), then the legend's rows (0.17 in each)
+    _place(fig, left=0.67, right=0.15, top=top, bottom=0.62 + 0.17 * ((len(labels) + 3) // 4), wspace=0.66)
     return fig
 
 
@@ -141,6 +162,8 @@ def draw_heatmap_grid(hms: dict[int, np.ndarray], counts: dict[int, int], title:
     axes in cell rows and columns, with an optional patch grid. Each panel gets the room its labels need
     (``_SIDE`` and the rest), so that one panel's axis labels never run into the next panel."""
     plt = _plt()
+    from matplotlib.collections import LineCollection  # matplotlib is optional: imported once a figure is drawn
+
     ns = sorted(hms)
     cols = max(1, min(cols, len(ns)))
     rows = max(1, math.ceil(len(ns) / cols))
@@ -158,10 +181,10 @@ def draw_heatmap_grid(hms: dict[int, np.ndarray], counts: dict[int, int], title:
         ax = fig.add_axes((x0 / width, y0 / height, _SIDE / width, _SIDE / height))
         b = np.asarray(cell_layout(n).bounds, dtype=float)
         mesh = ax.pcolormesh(b, b, hms[n], vmin=0, vmax=1, cmap="viridis", rasterized=True)  # small SVGs
-        if patch:
-            for x in np.arange(0, side + 1e-9, patch * side / input_size):
-                ax.axvline(x, color="white", linewidth=0.4, alpha=0.7)
-                ax.axhline(x, color="white", linewidth=0.4, alpha=0.7)
+        if patch:  # one collection of lines, not an artist per line: 15 panels of 32 px patches are ~1,000 lines
+            edges = np.arange(0, side + 1e-9, patch * side / input_size)
+            lines = [((x, 0), (x, side)) for x in edges] + [((0, y), (side, y)) for y in edges]
+            ax.add_collection(LineCollection(lines, colors="white", linewidths=0.4, alpha=0.7))
         ax.set_xlim(0, side)
         ax.set_ylim(side, 0)
         ax.set_aspect("equal")
@@ -191,6 +214,10 @@ def draw_confusion(by_palette: dict[int, np.ndarray], biases: dict[int, dict], t
     cs = sorted(by_palette)
     fig, axes = plt.subplots(len(cs), 2, figsize=(11, 3.6 * len(cs)), squeeze=False,
                              gridspec_kw={"width_ratios": [1.3, 1]})
+    fig, top = _titled(fig, title, _PANEL_LINE)
+    # placed before the colour bars take their share of the left panels; below each row: tick labels turned 45
+    # degrees and the axis label, then the next row's title
+    _place(fig, left=0.9, right=0.2, top=top, bottom=0.8, wspace=0.75, hspace=0.95)
     for (ax_conf, ax_bar), c in zip(axes, cs, strict=True):
         conf = by_palette[c].astype(float)
         names = [PALETTE[i].name for i in range(c)]
@@ -213,7 +240,7 @@ def draw_confusion(by_palette: dict[int, np.ndarray], biases: dict[int, dict], t
         ax_bar.set_title(f"C={c}: over/under prediction (valid cells); invalid: "
                          f"{'-' if rate is None else f'{rate:.1%}'}", fontsize=8, y=TITLE_Y)
         ax_bar.tick_params(axis="x", rotation=45, labelsize=7)
-    return _titled(fig, title)
+    return fig
 
 
 def alignment(results: list[dict], path: Path, title: str, svg: bool = True) -> str:
@@ -250,4 +277,7 @@ def draw_alignment(results: list[dict], title: str):
         ax.axis("off")
     for row in axes:
         row[0].set_ylabel("more - less crossed\ncells' accuracy")
-    return _titled(fig, title)
+    fig, top = _titled(fig, title, _PANEL_LINE)
+    # left: a two-line axis label and tick labels; between rows: the upper row's ticks and axis label
+    _place(fig, left=1.0, right=0.15, top=top, bottom=0.55, wspace=0.25, hspace=0.75)
+    return fig

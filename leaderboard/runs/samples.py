@@ -14,10 +14,7 @@ from dataset_builder.grids.spec import MAX_COLORS, MAX_GRID_SIZE, MIN_COLORS
 from g2m_base.bounded_json import loads
 from leaderboard.runs.run import RunError, Sample
 from scoring.catalog import task_info
-from scoring.score import REQUEST_FAILED
-
-#: The finish reasons a run's samples may report (anything else is ignored, never trusted).
-FINISH_REASONS = frozenset({"stop", "length", "content_filter", "tool_calls", REQUEST_FAILED})
+from scoring.score import FINISH_REASONS
 
 
 def parse_sample(line: str) -> Sample:

@@ -31,9 +31,12 @@ from leaderboard.submissions import model_info, probe_section
 from leaderboard.submissions.coverage import LOCAL, RELEASE, data_of, missing_tasks, scaled_count
 from leaderboard.submissions.run_metadata import metadata_from_run, public, server_facts
 from scoring.parsing import MAX_ANSWER_CHARS
+from scoring.score import FINISH_REASONS, REQUEST_FAILED
 
 FORMAT = "g2m-submission/1"
 MAX_OUTPUT_CHARS = MAX_ANSWER_CHARS  # longer outputs could never parse anyway
+#: A record's optional ``finish_reason``: a failed request has no record at all.
+RECORD_FINISH_REASONS = FINISH_REASONS - {REQUEST_FAILED}
 #: How to ask again for the answers that failed, in the harness the run came from.
 RETRY_ADVICE = {"g2m": "retry them (with g2m eval, running the same command again retries exactly those)",
                 "vlmevalkit": "retry them (run VLMEvalKit's run.py again with the same arguments and --reuse: it asks "
@@ -113,7 +116,8 @@ def submit_run(run_dir: str | Path, out: str | Path | None = None, allow_partial
     if failed:
         lacking.append(f"{len(failed):,} failed request(s) without an answer (first: {failed[0]})")
     for key, protocol in (("records", "g2m"), ("paper_records", "paper")):
-        by_id = {s.id: s.output for s in run.samples if s.protocol == protocol and not s.request_failed}
+        kept = {s.id: s for s in run.samples if s.protocol == protocol and not s.request_failed}
+        by_id = {i: s.output for i, s in kept.items()}
         if not by_id and protocol == "paper":
             continue
         missing = [i for i in known if i not in by_id]
@@ -128,7 +132,9 @@ def submit_run(run_dir: str | Path, out: str | Path | None = None, allow_partial
                            f"ids (first missing: {missing[0]}); {how}, or pass --allow-partial")
         if missing:
             lacking += missing_tasks(known, set(by_id), protocol)
-        doc[key] = [{"id": i, "output": by_id[i]} for i in known if i in by_id]
+        # why generation stopped travels with the text: a "length" stop is a truncation however complete the text
+        # looks, and validate, the board and the report must count it alike
+        doc[key] = [record(i, kept[i]) for i in known if i in kept]
     if probes is not None:
         doc["probes"] = probe_section.collect(probes, run)
     raw = json.dumps(doc).encode("ascii")  # every non-ASCII character escaped: any output round-trips
@@ -142,6 +148,14 @@ def submit_run(run_dir: str | Path, out: str | Path | None = None, allow_partial
                        f"limit")
     atomic_write_bytes(out, data)
     return Submitted(out, run.which(), tuple(lacking))
+
+
+def record(sample_id: str, sample) -> dict:
+    """One submitted record: the id, the model's text, and the finish reason its run logged (when it logged one)."""
+    rec = {"id": sample_id, "output": sample.output}
+    if sample.finish_reason in RECORD_FINISH_REASONS:
+        rec["finish_reason"] = sample.finish_reason
+    return rec
 
 
 def _check_format(value: object) -> None:
@@ -197,14 +211,18 @@ class _Records:
             raise Rejected(f"{what} ({rid}): output of {len(rec['output']):,} characters, over {MAX_OUTPUT_CHARS:,}")
         self.seen.add(rid)
         self.digests[rid] = hashlib.sha256(json.dumps([rid, rec["output"]]).encode()).digest()
-        extra = set(rec) - {"id", "output"}
+        finish = rec.get("finish_reason")
+        if finish is not None and (not isinstance(finish, str) or finish not in RECORD_FINISH_REASONS):
+            raise Rejected(f"{what} ({rid}): finish_reason {term(str(finish), 40)!r} is not one of "
+                           f"{', '.join(sorted(RECORD_FINISH_REASONS))}")
+        extra = set(rec) - {"id", "output", "finish_reason"}
         if extra:
             self.with_extra += 1
             self.extra_fields |= {term(x, 40) for x in extra}
         t = truth[rid]
         target = truth_matrix(t)
         for name, protocol in self.scorings:
-            self.scored[name].append(score_output(rid, rec["output"], target, t.num_colors, protocol=protocol))
+            self.scored[name].append(score_output(rid, rec["output"], target, t.num_colors, finish, protocol))
 
     def digest(self) -> bytes:
         """One hash of every (id, output), in id order: two files with the same outputs have the same one, however

@@ -115,3 +115,15 @@ def test_no_interval_from_one_grid(values, shown):
     assert (np.isnan(ci[0]) and np.isnan(ci[1])) == (len(values) < 2)
     assert fmt_ci(float(v.mean()) if len(v) else float("nan"), ci) == shown
     assert wilson(1, 1)[0] < 0.25  # a rate from one grid keeps its (wide) Wilson interval
+
+
+@pytest.mark.parametrize("n", [2, 7, 100, 101, 4500])
+@pytest.mark.parametrize("value", [0.0, 1.0, 1 / 3, 2 / 9, 0.123456789, 5 / 11])
+def test_a_constant_sample_skips_the_draws_and_gives_their_very_bits(n, value):
+    """All values equal: every resample is the same array, so the interval is its mean, bit for bit what the 1,000
+    draws give (the scorer of an oracle run skips them; the golden numbers must not move)."""
+    v = np.full(n, value)
+    rng = np.random.Generator(np.random.PCG64(0))
+    means = v[rng.integers(0, n, (1000, n))].mean(axis=1)
+    drawn = (float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975)))
+    assert bootstrap_mean(v) == drawn

@@ -15,6 +15,7 @@ import gzip
 import hashlib
 import json
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -115,7 +116,12 @@ def submit_numbers(run: Path, tmp: Path) -> dict:
 
     out = submit_run(run, tmp / "sub.json.gz", allow_partial=True)
     doc = json.loads(gzip.decompress(out.path.read_bytes()))
-    return _rounded({"records": _digest(doc["records"]), "paper_records": _digest(doc.get("paper_records")),
+    def outputs(records):  # the texts, pinned apart from why each stopped (added to records later)
+        return None if records is None else [{"id": r["id"], "output": r["output"]} for r in records]
+
+    return _rounded({"records": _digest(outputs(doc["records"])),
+                     "paper_records": _digest(outputs(doc.get("paper_records"))),
+                     "finish_reasons": dict(Counter(r.get("finish_reason") for r in doc["records"])),
                      "missing": list(out.missing)})
 
 
