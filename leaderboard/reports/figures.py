@@ -250,34 +250,59 @@ def alignment(results: list[dict], path: Path, title: str, svg: bool = True) -> 
 
 def draw_alignment(results: list[dict], title: str):
     """Per patch size: within each grid size, the accuracy of the more-crossed half of the cells minus that of the
-    less-crossed half (0: alignment does not matter). Sizes where every cell crosses alike are marked n/a."""
+    less-crossed half (0: alignment does not matter), with its 95% interval over grids where there is one. A bar whose
+    interval holds 0 is drawn pale: no effect beyond the grids' noise. Sizes where every cell crosses alike are marked
+    n/a."""
+    from leaderboard.rescoring.patch_crossing import reads_as_none
+
     plt = _plt()
     cols = min(2, len(results))
     rows = math.ceil(len(results) / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(5.6 * cols, 3.2 * rows), squeeze=False, sharey=True)
-    diffs_all = [r["difference"] for res in results for r in res["per_n"] if r["difference"] is not None]
-    top = max(0.1, 1.15 * max(map(abs, diffs_all), default=0))  # a fixed scale: sampling noise stays small
+    ends = [abs(v) for res in results for r in res["per_n"] if r["difference"] is not None
+            for v in (r["difference"], *(r.get("difference_ci") or ()))]
+    lim = min(1.05, max(0.1, 1.15 * max(ends, default=0)))  # one scale for every panel, intervals included
     for ax, res in zip(axes.flat, results, strict=False):
         ns = [r["grid_size"] for r in res["per_n"]]
         diffs = [r["difference"] for r in res["per_n"]]
+        cis = [r.get("difference_ci") for r in res["per_n"]]
         pos = np.arange(len(ns))
-        ax.bar(pos, [d if d is not None else 0.0 for d in diffs], color=["#4c72b0" if d is not None else "none"
-                                                                           for d in diffs], edgecolor="black")
+        colours = ["none" if d is None else "#c9d4e6" if reads_as_none(ci) else "#4c72b0"
+                   for d, ci in zip(diffs, cis, strict=True)]
+        ax.bar(pos, [d if d is not None else 0.0 for d in diffs], color=colours, edgecolor="black")
+        shown = [k for k, (d, ci) in enumerate(zip(diffs, cis, strict=True)) if d is not None and ci is not None]
+        if shown:
+            err = np.array([[diffs[k] - cis[k][0], cis[k][1] - diffs[k]] for k in shown]).T.clip(0, None)
+            ax.errorbar(pos[shown], [diffs[k] for k in shown], yerr=err, fmt="none", ecolor="black",
+                        elinewidth=0.8, capsize=2)
         for k, d in enumerate(diffs):
             if d is None:
-                ax.text(k, 0.02 * top, "n/a", ha="center", va="bottom", fontsize=7, color="#777", rotation=90)
+                ax.text(k, 0.02 * lim, "n/a", ha="center", va="bottom", fontsize=7, color="#777", rotation=90)
         ax.axhline(0, color="black", linewidth=0.8)
-        ax.set_ylim(-top, top)
+        ax.set_ylim(-lim, lim)
         ax.set_xticks(pos, [str(n) for n in ns], fontsize=6)
         ax.set_xlabel("grid size N")
-        mean = res["difference"]
-        ax.set_title(f"patch {res['patch']:g} px at {res['input_size']:g} px; weighted mean "
-                     f"{'n/a' if mean is None else f'{mean:+.3f}'}", fontsize=8, y=TITLE_Y)
+        ax.set_title(f"patch {res['patch']:g} px at {res['input_size']:g} px; {weighted_mean(res)}", fontsize=8,
+                     y=TITLE_Y)
     for ax in list(axes.flat)[len(results):]:
         ax.axis("off")
     for row in axes:
         row[0].set_ylabel("more - less crossed\ncells' accuracy")
-    fig, top = _titled(fig, title, _PANEL_LINE)
+    fig, top = _titled(fig, title + "\nbars: 95% intervals over grids; pale: the interval holds 0 (no effect "
+                       "beyond noise)", _PANEL_LINE)
     # left: a two-line axis label and tick labels; between rows: the upper row's ticks and axis label
     _place(fig, left=1.0, right=0.15, top=top, bottom=0.55, wspace=0.25, hspace=0.75)
     return fig
+
+
+def weighted_mean(res: dict) -> str:
+    """The overall difference in words: its value, its interval, and whether it is any effect at all."""
+    from leaderboard.rescoring.patch_crossing import reads_as_none
+
+    mean, ci = res["difference"], res.get("difference_ci")
+    if mean is None:
+        return "weighted mean n/a"
+    if ci is None:
+        return f"weighted mean {mean:+.3f} (no interval)"
+    verdict = "none beyond noise" if reads_as_none(ci) else "an effect"
+    return f"weighted mean {mean:+.3f} [{ci[0]:+.3f}, {ci[1]:+.3f}]: {verdict}"

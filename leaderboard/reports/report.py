@@ -19,7 +19,15 @@ from leaderboard.reports import figures
 from leaderboard.reports.probes import load_probes, load_sweeps, sweep_sections
 from leaderboard.reports.report_page import write_report
 from leaderboard.rescoring import patch_crossing
-from leaderboard.rescoring.rescore import by_task, color_bias, confusion_by_palette, heatmaps, score_output, summarise
+from leaderboard.rescoring.rescore import (
+    by_task,
+    color_bias,
+    confusion_by_palette,
+    grid_masks,
+    heatmaps,
+    score_output,
+    summarise,
+)
 from leaderboard.runs import identity
 from leaderboard.runs.load import load_run
 from scoring.score import PROTOCOL_TITLES
@@ -97,8 +105,9 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str
     scored = score_run(run, main)
     protocols = protocol_comparison(run, {main: scored})
     tasks, overall = protocols[main]["tasks"], protocols[main]["overall"]  # the same rows: summarised once
-    hms = heatmaps(scored)
-    counts = {n: sum(1 for r in scored if r.grid_size == n) for n in hms}
+    masks = grid_masks(scored)
+    hms = heatmaps(masks)
+    counts = {n: len(m) for n, m in masks.items()}
     models: dict[str, dict] = {}
     curves = load_probes(probes, required=False, models=models) if probes else {}
     sweeps = load_sweeps(probes) if probes else []
@@ -121,7 +130,7 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str
     bias = {c: color_bias(m) for c, m in conf.items()}
     figs["confusion"] = figures.confusion(conf, bias, out / "confusion.png",
                                           f"{model}: colour confusion per palette size\n{protocol}")
-    align = [patch_crossing.alignment(hms, counts, p, options.input_size) for p in options.patches]
+    align = [patch_crossing.alignment(hms, counts, p, options.input_size, masks) for p in options.patches]
     figs["alignment"] = figures.alignment(align, out / "patch_alignment.png",
                                           f"{model}: patch alignment within each grid size\n{protocol}")
     gap = [{"grid_size": n, "num_colors": c, "probe": label, "other_model": label in named.values(),

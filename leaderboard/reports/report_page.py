@@ -15,6 +15,7 @@ from g2m_base.untrusted import md as md_text
 from g2m_base.untrusted import strict_json, term
 from harness_tasks.with_vlmevalkit.files import EXCEL_CELL_LIMIT
 from leaderboard.pages.html import fmt, fmt_ci, md_table, render
+from leaderboard.rescoring.patch_crossing import reads_as_none
 from scoring.paper import STRATEGY_NAMES as PAPER_STRATEGY_NAMES
 from scoring.parsing import STRATEGY_NAMES
 from scoring.score import METRICS
@@ -72,6 +73,16 @@ def _csv(out: Path, tasks: dict) -> None:
             w.writerow([n, c, s["n"], *(v for k in RATES for v in (s[k], *s[f"{k}_ci"]))])
 
 
+def _difference(r: dict) -> str:
+    """A patch-alignment difference with its 95% interval over grids, and "none" where the interval holds 0."""
+    d, ci = r["difference"], r.get("difference_ci")
+    if d is None:
+        return "n/a"
+    if ci is None:
+        return f"{fmt(d)} (fewer than 2 grids: no interval)"
+    return f"{fmt(d)} [{fmt(ci[0])}, {fmt(ci[1])}]" + (": none" if reads_as_none(ci) else "")
+
+
 def _sections(report: dict, tasks: dict, overall: dict, options) -> list[tuple[str, str, list, list, list[str]]]:
     """(title, text, table headers, table rows, figure keys) in reading order."""
     rates = [k for k in RATES if k != "request_failed" or overall.get("request_failed")]
@@ -79,9 +90,12 @@ def _sections(report: dict, tasks: dict, overall: dict, options) -> list[tuple[s
     rows = [[str(n), str(c), str(s["n"]), *(fmt_ci(s[k], s[f"{k}_ci"]) for k in rates)] for (n, c), s in tasks.items()]
     rows.append(["all", "", str(overall["n"]), *(fmt_ci(overall[k], overall[f"{k}_ci"]) for k in rates)])
     names = list(STRATEGY_NAMES if report["protocol"] == "g2m" else PAPER_STRATEGY_NAMES)
-    align_rows = [[f"{a['patch']:g}", str(r["grid_size"]), f"{r['mean_crossing']:.2f}", fmt(r["less_crossed_accuracy"]),
-                   fmt(r["more_crossed_accuracy"]), fmt(r["difference"]), fmt(r["correlation"])]
-                  for a in report["patch_alignment"] for r in a["per_n"]]
+    align_rows = []
+    for a in report["patch_alignment"]:
+        align_rows += [[f"{a['patch']:g}", str(r["grid_size"]), f"{r['mean_crossing']:.2f}",
+                        fmt(r["less_crossed_accuracy"]), fmt(r["more_crossed_accuracy"]), _difference(r),
+                        fmt(r["correlation"])] for r in a["per_n"]]
+        align_rows.append([f"{a['patch']:g}", "all", "", "", "", _difference(a), ""])
     bias_rows = [[c, PALETTE[i].name, fmt(b["bias"][i]), fmt(b["invalid"][i])]
                  for c, b in report["colour_bias"].items() for i in range(int(c))]
     out = [
@@ -97,8 +111,11 @@ def _sections(report: dict, tasks: dict, overall: dict, options) -> list[tuple[s
         ("Patch alignment", "Does a cell that crosses patch boundaries get read worse? Compared within each grid size "
          "(pooling sizes would mistake the grid size's effect for alignment): the cells are split at the median "
          "share outside their dominant patch, for a model that sees the image at "
-         f"{options.input_size:g} px. Difference: more crossed minus less crossed; n/a where all cells cross alike.",
-         ["patch px", "N", "mean share crossing", "less crossed", "more crossed", "difference", "r"], align_rows,
+         f"{options.input_size:g} px. Difference: more crossed minus less crossed, with its 95% interval over grids "
+         "(Student's t); \"none\" where the interval holds 0, an effect no bigger than the grids' noise; n/a where "
+         "all cells cross alike. The row \"all\" is the mean over the compared sizes, weighted by grids.",
+         ["patch px", "N", "mean share crossing", "less crossed", "more crossed", "difference [95% CI]", "r"],
+         align_rows,
          ["alignment"]),
         ("Colour confusion", "Per palette size. Over/under prediction counts only cells read as a palette colour; "
          "cells read as nothing valid (missing, or a value outside the palette) are the invalid share, apart.",

@@ -15,6 +15,7 @@ import numpy as np
 
 from dataset_builder.grids.render import cell_layout
 from dataset_builder.grids.spec import DEFAULT_RESOLUTION
+from g2m_base.stats import t_interval
 
 
 def _axis_share(grid_size: int, patch: float, input_size: float, resolution: int) -> np.ndarray:
@@ -49,8 +50,15 @@ def pearson(x: np.ndarray, y: np.ndarray) -> float:
     return sxy / math.sqrt(math.fsum(a * a for a in dx) * math.fsum(b * b for b in dy))
 
 
+def _interval(values: np.ndarray | None) -> list[float] | None:
+    """A difference's 95% interval over grids, or None where fewer than two grids were compared."""
+    if values is None or len(values) < 2:
+        return None
+    return list(t_interval(values, -1.0, 1.0))
+
+
 def alignment(heatmaps: dict[int, np.ndarray], weights: dict[int, int], patch: float,
-              input_size: float = DEFAULT_RESOLUTION) -> dict:
+              input_size: float = DEFAULT_RESOLUTION, grids: dict[int, np.ndarray] | None = None) -> dict:
     """Does crossing patch boundaries cost accuracy? Compared *within* each grid size, never pooled across them.
 
     Pooling misleads: small cells (large N) are both the ones that fit inside one patch and the ones models read
@@ -61,8 +69,12 @@ def alignment(heatmaps: dict[int, np.ndarray], weights: dict[int, int], patch: f
     and accuracy; both None where one half is empty (every cell, or all but a few, crossing by the
     largest share). ``difference`` overall is the mean of the
     per-N differences weighted by grids.
+
+    ``grids[N]``, each grid's (N, N) correctness (``rescore.grid_masks``), gives each difference its 95% interval
+    over grids (``difference_ci``; the overall one over every compared grid), so that an effect whose interval holds
+    0 reads as none: one grid's difference is a grid's, not the model's.
     """
-    per_n = []
+    per_n, pooled = [], []
     for n, hm in sorted(heatmaps.items()):
         x = crossing_fraction(n, patch, input_size).reshape(-1)
         y = np.asarray(hm, dtype=np.float64).reshape(-1)
@@ -72,6 +84,12 @@ def alignment(heatmaps: dict[int, np.ndarray], weights: dict[int, int], patch: f
                "less_crossed_accuracy": float(y[~more].mean()),
                "more_crossed_accuracy": float(y[more].mean()) if more.any() else None}
         row["difference"] = row["more_crossed_accuracy"] - row["less_crossed_accuracy"] if more.any() else None
+        each = None
+        if grids is not None and n in grids and more.any():
+            g = np.asarray(grids[n], dtype=np.float64).reshape(len(grids[n]), -1)
+            each = g[:, more].mean(axis=1) - g[:, ~more].mean(axis=1)  # one difference per grid
+            pooled.append(each)
+        row["difference_ci"] = _interval(each)
         # Only where both halves hold cells: where they do not, the sizes' cells are not compared, and an r drawn
         # from a handful of cells that cross by a hair more than the rest would read as a finding beside a "-".
         split = more.any() and (~more).any()
@@ -81,4 +99,10 @@ def alignment(heatmaps: dict[int, np.ndarray], weights: dict[int, int], patch: f
     total = sum(r["grids"] for r in compared)
     difference = sum(r["difference"] * r["grids"] for r in compared) / total if total else None
     return {"patch": patch, "input_size": input_size, "per_n": per_n, "difference": difference,
+            "difference_ci": _interval(np.concatenate(pooled)) if pooled else None,
             "sizes_compared": [r["grid_size"] for r in compared]}
+
+
+def reads_as_none(ci: list[float] | None) -> bool:
+    """A difference whose interval holds 0 (or that has none) is no evidence of an alignment effect."""
+    return ci is None or ci[0] <= 0.0 <= ci[1]

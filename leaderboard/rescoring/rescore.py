@@ -112,14 +112,19 @@ def by_task(rows: Iterable[Scored]) -> dict[tuple[int, int], list[Scored]]:
     return dict(sorted(out.items()))
 
 
-def heatmaps(rows: Iterable[Scored]) -> dict[int, np.ndarray]:
-    """Mean per-cell correctness for each grid size (all palettes pooled)."""
-    sums: dict[int, np.ndarray] = {}
-    counts: dict[int, int] = {}
+def grid_masks(rows: Iterable[Scored]) -> dict[int, np.ndarray]:
+    """Each grid size's (grids, N, N) correctness, one layer per output (all palettes pooled)."""
+    layers: dict[int, list[np.ndarray]] = {}
     for r in rows:
-        sums[r.grid_size] = sums.get(r.grid_size, 0) + r.mask
-        counts[r.grid_size] = counts.get(r.grid_size, 0) + 1
-    return {n: sums[n] / counts[n] for n in sorted(sums)}
+        layers.setdefault(r.grid_size, []).append(r.mask)
+    return {n: np.stack(layers[n]) for n in sorted(layers)}
+
+
+def heatmaps(rows: Iterable[Scored] | dict[int, np.ndarray]) -> dict[int, np.ndarray]:
+    """Mean per-cell correctness for each grid size (all palettes pooled), of scored rows or of their
+    ``grid_masks`` when the caller has them already."""
+    masks = rows if isinstance(rows, dict) else grid_masks(rows)
+    return {n: m.sum(axis=0) / len(m) for n, m in masks.items()}  # integer counts, divided once: exact
 
 
 def confusion(rows: Iterable[Scored], num_values: int = 10) -> np.ndarray:

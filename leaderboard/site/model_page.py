@@ -13,7 +13,7 @@ from g2m_base.untrusted import plot
 from leaderboard.pages.html import fmt, fmt_ci, render
 from leaderboard.reports import figures
 from leaderboard.rescoring import patch_crossing
-from leaderboard.rescoring.rescore import by_task, color_bias, confusion_by_palette, heatmaps, summarise
+from leaderboard.rescoring.rescore import by_task, color_bias, confusion_by_palette, grid_masks, heatmaps, summarise
 from leaderboard.site.gap_board import draw_sweeps
 from leaderboard.site.index_page import tier
 from leaderboard.submissions.run_metadata import public
@@ -29,8 +29,9 @@ def write_model_page(row: dict, folder: Path) -> str:
     assets = folder / page_slug
     assets.mkdir(parents=True, exist_ok=True)
     tasks = {k: summarise(v) for k, v in by_task(scored).items()}
-    hms = heatmaps(scored)
-    counts = {n: sum(1 for r in scored if r.grid_size == n) for n in hms}
+    masks = grid_masks(scored)
+    hms = heatmaps(masks)
+    counts = {n: len(m) for n, m in masks.items()}
     title = plot(name, 60)
     protocol = PROTOCOL_TITLES["g2m"]  # the site scores every output under G2M's protocol
     conf = confusion_by_palette(scored)
@@ -41,7 +42,7 @@ def write_model_page(row: dict, folder: Path) -> str:
                                  16, svg=False),
             figures.confusion(conf, {c: color_bias(m) for c, m in conf.items()}, assets / "confusion.png",
                               f"{title}: colour confusion per palette size\n{protocol}", svg=False),
-            figures.alignment([patch_crossing.alignment(hms, counts, p) for p in PATCH_SIZES],
+            figures.alignment([patch_crossing.alignment(hms, counts, p, grids=masks) for p in PATCH_SIZES],
                               assets / "patch_alignment.png",
                               f"{title}: patch alignment within each grid size\n{protocol}", svg=False)]
     meta = [[k, json.dumps(v) if not isinstance(v, str) else v] for k, v in _flat(public(row["meta"])).items()]

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from dataset_builder.grids.render import cell_layout
-from g2m_base.stats import bootstrap_mean, wilson
-from leaderboard.rescoring.patch_crossing import alignment, crossing_fraction, pearson
+from g2m_base.stats import bootstrap_mean, t975, t_interval, wilson
+from leaderboard.rescoring.patch_crossing import alignment, crossing_fraction, pearson, reads_as_none
 
 
 def _brute_force(n: int, patch: float, input_size: float) -> np.ndarray:
@@ -127,3 +127,66 @@ def test_a_constant_sample_skips_the_draws_and_gives_their_very_bits(n, value):
     means = v[rng.integers(0, n, (1000, n))].mean(axis=1)
     drawn = (float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975)))
     assert bootstrap_mean(v) == drawn
+
+
+SIZES = (3, 4, 5, 6, 7, 8, 9, 10, 12, 16, 20, 24, 32, 48, 64)
+
+
+def _grids(accuracy_of, grids: int, seed: int = 0) -> dict[int, np.ndarray]:
+    """Each grid's correctness in a scripted run: every cell read right with probability ``accuracy_of(N, crossing)``,
+    independently per grid."""
+    rng = np.random.default_rng(seed)
+    return {n: rng.random((grids, n, n)) < accuracy_of(n, crossing_fraction(n, 16)) for n in SIZES}
+
+
+def _aligned(masks: dict[int, np.ndarray]) -> dict:
+    hms = {n: m.sum(axis=0) / len(m) for n, m in masks.items()}
+    return alignment(hms, {n: len(m) for n, m in masks.items()}, 16, grids=masks)
+
+
+@pytest.mark.parametrize(("name", "accuracy_of", "grids", "overall_is_none", "effects_at"), [
+    # a random guesser: any "effect" is noise, and its interval says so
+    ("guesser, 300 grids", lambda n, x: np.full(x.shape, 0.2), 300, True, ()),
+    ("guesser, 6 grids", lambda n, x: np.full(x.shape, 0.2), 6, True, ()),
+    # a reader that only gets worse with N: no alignment effect at all
+    ("worse with N only", lambda n, x: np.full(x.shape, max(0.05, 1 - n / 70)), 100, True, ()),
+    # a reader whose errors come from crossing patches: found, and outside the noise, where halves differ
+    ("crossing costs", lambda n, x: np.where(x > 0.5, 0.5, 0.9), 100, False, (24, 48)),
+])
+def test_alignment_differences_carry_intervals_that_read_noise_as_none(name, accuracy_of, grids, overall_is_none,
+                                                                      effects_at):
+    res = _aligned(_grids(accuracy_of, grids))
+    assert reads_as_none(res["difference_ci"]) == overall_is_none, (name, res["difference"], res["difference_ci"])
+    by_n = {r["grid_size"]: r for r in res["per_n"]}
+    for n in effects_at:
+        assert not reads_as_none(by_n[n]["difference_ci"]) and by_n[n]["difference_ci"][1] < 0, by_n[n]
+    compared = [r for r in res["per_n"] if r["difference"] is not None]
+    for r in compared:  # every interval holds its own difference; its mean over grids is the difference itself
+        assert r["difference_ci"][0] <= r["difference"] <= r["difference_ci"][1]
+    if not effects_at:  # noise: at most the odd size of the 15 outside its interval by chance (5% each)
+        assert sum(not reads_as_none(r["difference_ci"]) for r in compared) <= 2, name
+
+
+def test_one_grid_per_size_gives_no_interval_and_a_constant_difference_a_zero_width_one():
+    one = _aligned(_grids(lambda n, x: np.full(x.shape, 0.5), 1))
+    assert all(r["difference_ci"] is None for r in one["per_n"])  # one grid is that grid, not the model
+    assert one["difference_ci"] is not None  # pooled over the sizes compared: several grids
+    same = _aligned({24: np.stack([np.ones((24, 24), bool)] * 5)})
+    assert same["per_n"][0]["difference"] == 0 and same["difference_ci"] == [0.0, 0.0]
+
+
+@pytest.mark.parametrize(("values", "interval"), [
+    ([0.0, 1.0], (-1.0, 1.0)),  # two values, t(1) = 12.7: the interval is the whole range, clipped
+    ([0.1, 0.1, 0.1], (0.1, 0.1)),
+    ([0.0, 0.2, 0.4, 0.6], (0.3 - 3.182 * 0.2581988897 / 2, 0.3 + 3.182 * 0.2581988897 / 2)),
+    ([0.5], (float("nan"), float("nan"))),
+])
+def test_t_interval(values, interval):
+    got = t_interval(np.asarray(values), -1.0, 1.0)
+    assert got == pytest.approx(interval, abs=1e-9, nan_ok=True)
+
+
+@pytest.mark.parametrize(("df", "t"), [(1, 12.706), (2, 4.303), (10, 2.228), (30, 2.042), (35, 2.0301),
+                                       (50, 2.0086), (100, 1.9840), (299, 1.9679), (10**6, 1.96)])
+def test_t975_matches_students_t(df, t):
+    assert t975(df) == pytest.approx(t, abs=5e-4)
