@@ -10,7 +10,7 @@ built and the built-in ``g2m-random`` baseline evaluated on it (not counted). Th
   figures   - the same report built in-process with each figure function timed as the report calls it (the first
               figure drawn pays for importing matplotlib); then each figure drawn again from the same numbers and
               written both ways, in turns, the least CPU seconds of ``--repeat`` turns kept:
-                now    - ``figures.write``: the layout solved once, then PNG + SVG (the heatmap grid has a fixed
+                now    - ``layout.write``: the layout solved once, then PNG + SVG (the heatmap grid has a fixed
                          layout: nothing to solve);
                 plain  - ``savefig`` PNG then SVG as matplotlib does it by itself: each save lays the figure out
                          again, with an extra draw.
@@ -38,11 +38,11 @@ FIGURES = {"accuracy_vs_n": "draw_accuracy_vs_n", "heatmap_grid": "draw_heatmap_
 
 
 def plain_write(fig, path: Path) -> None:
-    """What ``figures.write`` replaces: two saves, each laying the figure out again."""
+    """What ``layout.write`` replaces: two saves, each laying the figure out again."""
     from g2m_base import plotting
-    from leaderboard.reports import figures
+    from leaderboard.reports import figures, layout
 
-    fig.savefig(path, dpi=figures.DPI)
+    fig.savefig(path, dpi=layout.DPI)
     fig.savefig(path.with_suffix(".svg"), metadata=plotting.SVG_METADATA)
     figures._plt().close(fig)
 

@@ -14,46 +14,11 @@ import numpy as np
 
 from dataset_builder.grids.render import cell_layout
 from dataset_builder.grids.spec import DEFAULT_RESOLUTION, PALETTE
-from g2m_base import plotting
 from g2m_base.plotting import pyplot as _plt
 from g2m_base.untrusted import plot
+from leaderboard.reports.layout import PANEL_LINE, TITLE_Y, place, titled, write
 
 COLORS = {3: "#c44e52", 5: "#4c72b0", 10: "#55a868"}
-DPI = 150
-#: Panel titles sit at the top of their axes, where matplotlib would put them anyway (no ticks or offset text above
-#: the axes here); saying so spares every draw measuring each panel's y axis again to find that out.
-TITLE_Y = 1.0
-
-
-def write(fig, path: Path, svg: bool = True) -> str:
-    """``fig`` written to ``path`` (PNG at ``DPI``) and, with ``svg``, beside it as SVG, laid out once
-    (``plotting.write``); returns the PNG's name."""
-    plotting.write(fig, path, DPI, svg=svg)
-    return path.name
-
-
-#: Inches of one line of a figure's title (fontsize 10) and of a panel's title (fontsize 8), with their spacing.
-_TITLE_LINE, _PANEL_LINE = 0.19, 0.15
-
-
-def _place(fig, left: float, right: float, top: float, bottom: float, wspace: float = 0.0,
-           hspace: float = 0.0) -> None:
-    """The panels' margins and gaps in inches, fixed: each figure knows what sits around its panels (tick labels,
-    axis labels, titles of a known number of lines), so no layout engine has to measure every text of the figure
-    to find room for it (``tight_layout()`` cost each figure about as much as drawing it)."""
-    width, height = fig.get_size_inches()
-    rows, cols = fig.axes[0].get_subplotspec().get_gridspec().get_geometry()
-    panel_w = (width - left - right - (cols - 1) * wspace) / cols
-    panel_h = (height - top - bottom - (rows - 1) * hspace) / rows
-    fig.subplots_adjust(left=left / width, right=1 - right / width, top=1 - top / height, bottom=bottom / height,
-                        wspace=wspace / panel_w, hspace=hspace / panel_h)
-
-
-def _titled(fig, title: str, top: float = 0.0):
-    """``title`` over the figure, ``top`` inches below the figure's edge being the room of the panels' titles."""
-    lines = title.count("\n") + 1
-    fig.suptitle(title, fontsize=10, y=1 - 0.08 / fig.get_size_inches()[1], va="top")
-    return fig, 0.08 + _TITLE_LINE * lines + 0.08 + top
 
 
 MARKERS = {3: "o", 5: "s", 10: "^"}
@@ -126,9 +91,9 @@ def draw_accuracy_vs_n(tasks: dict[tuple[int, int], dict], probes: dict | None =
         ax.set_ylim(-0.03, 1.03)
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, fontsize=7, loc="lower center", ncol=min(4, len(labels)), frameon=False)
-    fig, top = _titled(fig, title or "Accuracy against grid size", _PANEL_LINE * title_lines)
+    fig, top = titled(fig, title or "Accuracy against grid size", PANEL_LINE * title_lines)
     # below the panels: tick labels and the axis label (0.5 in), then the legend's rows (0.17 in each)
-    _place(fig, left=0.67, right=0.15, top=top, bottom=0.62 + 0.17 * ((len(labels) + 3) // 4), wspace=0.66)
+    place(fig, left=0.67, right=0.15, top=top, bottom=0.62 + 0.17 * ((len(labels) + 3) // 4), wspace=0.66)
     return fig
 
 
@@ -214,10 +179,10 @@ def draw_confusion(by_palette: dict[int, np.ndarray], biases: dict[int, dict], t
     cs = sorted(by_palette)
     fig, axes = plt.subplots(len(cs), 2, figsize=(11, 3.6 * len(cs)), squeeze=False,
                              gridspec_kw={"width_ratios": [1.3, 1]})
-    fig, top = _titled(fig, title, _PANEL_LINE)
+    fig, top = titled(fig, title, PANEL_LINE)
     # placed before the colour bars take their share of the left panels; below each row: tick labels turned 45
     # degrees and the axis label, then the next row's title
-    _place(fig, left=0.9, right=0.2, top=top, bottom=0.8, wspace=0.75, hspace=0.95)
+    place(fig, left=0.9, right=0.2, top=top, bottom=0.8, wspace=0.75, hspace=0.95)
     for (ax_conf, ax_bar), c in zip(axes, cs, strict=True):
         conf = by_palette[c].astype(float)
         names = [PALETTE[i].name for i in range(c)]
@@ -288,10 +253,10 @@ def draw_alignment(results: list[dict], title: str):
         ax.axis("off")
     for row in axes:
         row[0].set_ylabel("more - less crossed\ncells' accuracy")
-    fig, top = _titled(fig, title + "\nbars: 95% intervals over grids; pale: the interval holds 0 (no effect "
-                       "beyond noise)", _PANEL_LINE)
+    fig, top = titled(fig, title + "\nbars: 95% intervals over grids; pale: the interval holds 0 (no effect "
+                       "beyond noise)", PANEL_LINE)
     # left: a two-line axis label and tick labels; between rows: the upper row's ticks and axis label
-    _place(fig, left=1.0, right=0.15, top=top, bottom=0.55, wspace=0.25, hspace=0.75)
+    place(fig, left=1.0, right=0.15, top=top, bottom=0.55, wspace=0.25, hspace=0.75)
     return fig
 
 
