@@ -9,7 +9,12 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import os
 import re
+import shlex
+import shutil
+import sys
+from pathlib import Path
 
 PROJECT = "grid2matrix"
 
@@ -52,12 +57,33 @@ def install_hint(module: str, prefer: str | None = None) -> str:
             torch = f" torch=={importlib.metadata.version('torch')}"
         except importlib.metadata.PackageNotFoundError:
             torch = ""
-        return f"uv pip install --torch-backend auto {module}{torch}"
+        return f"{uv_here()} pip install --python {_shown(Path(sys.executable))} --torch-backend auto {module}{torch}"
     if module in EXTRAS_OF:
         extras = EXTRAS_OF[module]
         extra = prefer if prefer in extras or (prefer and extras == ("",)) else extras[0]
         return f"pip install '{PROJECT}[{extra}]'" if extra else f"pip install {PROJECT}"
     return f"pip install {PACKAGE_OF.get(module, module)}"
+
+
+def _shown(path: Path) -> str:
+    """``path`` as a command line run from the current folder writes it: relative below it, else absolute; quoted
+    when it holds a space."""
+    try:
+        text = str(path.relative_to(Path.cwd()))
+    except ValueError:
+        text = str(path)
+    return shlex.quote(text)
+
+
+def uv_here() -> str:
+    """How to run uv from here: the venv's own (``scripts/setup.sh`` installs it there, not on PATH, and a venv is
+    rarely activated), else the one on PATH, else ``python -m uv``, which the error of a missing uv explains."""
+    own = Path(sys.executable).parent / "uv"
+    if own.is_file() and os.access(own, os.X_OK):
+        return _shown(own)
+    if shutil.which("uv"):
+        return "uv"
+    return f"{_shown(Path(sys.executable))} -m uv"
 
 
 def missing_module(error: BaseException) -> str | None:

@@ -11,7 +11,8 @@ stop, seed) and headers are used as they are; only the request loop is replaced,
   gave up on (``finish_reason`` "abort" or "error") is retried the same way instead of being scored as text, and a
   rate limit's ``Retry-After`` (in seconds, at most 60) sets the wait before the next attempt;
 - runs one ``asyncio`` loop per distinct generation setting, which for G2M's 45 answer budgets drains the server
-  45 times, where here every request shares one loop, longest budget first, ``num_concurrent`` in flight;
+  45 times, where here every request shares one loop, longest budget first, at most ``num_concurrent`` in flight
+  and fewer while the server is slow to answer (``flow.InFlight``), so that a slow server loses nothing to timeouts;
 - times out every request after 300 s whatever its budget, where here the default timeout grows with the budget
   (``request_timeout``): a 64x64 answer of 15,584 tokens at a loaded server's 10 tokens/s needs 26 minutes;
 - re-encodes each image to PNG and leaves lm-eval's ``<image>`` placeholder in the text, where here the release's
@@ -24,6 +25,7 @@ import asyncio
 import copy
 import json
 import math
+import time
 
 from lm_eval.api.registry import register_model
 from lm_eval.models.api_models import JsonChatStr, create_image_prompt
@@ -33,6 +35,7 @@ from dataset_builder.grids.spec import IMAGE_PLACEHOLDER
 from g2m_base.errors import UsageError
 from g2m_base.flags import check_int
 from harness_tasks.serving.endpoints import chat_url, served_model
+from harness_tasks.serving.flow import OVERLOADED, InFlight, run_quietly
 from scoring.replies import GenText, bounded, failed
 
 #: A loaded server still streams at least this many tokens per second to each request.
@@ -150,30 +153,35 @@ class G2MChat(LocalChatCompletion):
 
     def generate_until(self, requests, disable_tqdm: bool = False, on_answer=None) -> list[str]:
         payloads = [self.payload(r) for r in requests]
-        order = sorted(range(len(payloads)), key=lambda i: -int(payloads[i].get("max_tokens") or 0))
         if on_answer is None and not disable_tqdm:  # plain lm_eval: our own bar (g2m eval's runner draws one)
             from tqdm.auto import tqdm
 
             bar = tqdm(total=len(payloads), desc="g2m-chat", unit="answer")
             on_answer = lambda i, answer: bar.update(1)  # noqa: E731
-        results = asyncio.run(self._all(payloads, order, on_answer))
+        results = self.answer_all(payloads, on_answer)
         for request, answer in zip(requests, results, strict=True):
             if answer.finish_reason != "request_failed":
                 self.cache_hook.add_partial("generate_until", request.args, answer)
         return results
 
+    def answer_all(self, payloads: list[dict], on_answer=None) -> list[GenText]:
+        """The answer to every chat payload, in their order, asked longest budget first in one event loop;
+        ``on_answer(i, answer)`` as each arrives. A signal stops it as ``KeyboardInterrupt`` (``Stopped`` for SIGTERM
+        or SIGHUP under ``g2m``), wherever in the loop it lands, with nothing logged on the way out."""
+        order = sorted(range(len(payloads)), key=lambda i: -int(payloads[i].get("max_tokens") or 0))
+        return run_quietly(self._all(payloads, order, on_answer))
+
     async def _all(self, payloads: list[dict], order: list[int], on_answer) -> list[GenText]:
         from aiohttp import ClientSession, ClientTimeout, TCPConnector
 
         results: list = [None] * len(payloads)
-        sem = asyncio.Semaphore(self._concurrent)
+        self.flow = InFlight(self._concurrent)  # at most num_concurrent, fewer while the server is slow
         connector = TCPConnector(limit=self._concurrent, ssl=self.verify_certificate)
         async with ClientSession(connector=connector, headers=self.header,
                                  timeout=ClientTimeout(total=None)) as session:
 
             async def one(i: int) -> None:
-                async with sem:
-                    results[i] = await self._ask(session, payloads[i])
+                results[i] = await self._ask(session, payloads[i])
                 if on_answer is not None:
                     on_answer(i, results[i])
 
@@ -181,7 +189,9 @@ class G2MChat(LocalChatCompletion):
         return results
 
     async def _ask(self, session, payload: dict) -> GenText:
-        """One answer, retried with exponential back-off; after ``max_retries`` attempts, a failed answer."""
+        """One answer, retried with exponential back-off; after ``max_retries`` attempts, a failed answer. Each
+        attempt holds a slot of ``self.flow`` while it is in flight (not while it waits to retry) and tells it how
+        fast the server was."""
         import aiohttp
 
         seconds = self.fixed_timeout or request_timeout(int(payload.get("max_tokens") or 0))
@@ -191,15 +201,21 @@ class G2MChat(LocalChatCompletion):
                 await asyncio.sleep(wait if wait is not None else min(10.0, 0.5 * 2 ** (attempt - 1)))
             wait = None
             try:
-                async with session.post(self.base_url, json=payload,
-                                        timeout=aiohttp.ClientTimeout(total=seconds)) as resp:
-                    body = await resp.read()  # bytes: JSON reads them as they are, no decoded copy of a huge body
-                    if resp.status >= 400:
-                        error = f"HTTP {resp.status}: {body[:300].decode('utf-8', 'replace')}"
-                        if resp.status in FINAL_STATUSES:
-                            break
-                        wait = retry_after(resp.headers.get("Retry-After"))
-                        continue
+                async with self.flow.slot():
+                    sent = time.monotonic()
+                    async with session.post(self.base_url, json=payload,
+                                            timeout=aiohttp.ClientTimeout(total=seconds)) as resp:
+                        body = await resp.read()  # bytes: JSON reads them as they are, no decoded copy
+                    took = time.monotonic() - sent
+                if resp.status >= 400:
+                    error = f"HTTP {resp.status}: {body[:300].decode('utf-8', 'replace')}"
+                    if resp.status in FINAL_STATUSES:
+                        break
+                    if resp.status in OVERLOADED:
+                        self.flow.overloaded()
+                    wait = retry_after(resp.headers.get("Retry-After"))
+                    continue
+                self.flow.answered(took, seconds)
                 answer = read_answer(body)
                 if answer.finish_reason in ABORTED:
                     error = f"the server ended the answer with finish_reason {answer.finish_reason!r}"
@@ -207,6 +223,7 @@ class G2MChat(LocalChatCompletion):
                 return answer
             except TimeoutError:
                 error = f"no answer within {seconds:.0f} s (client timeout)"
+                self.flow.overloaded()
             except aiohttp.ClientError as e:
                 error = f"{type(e).__name__}: {e}"
             except (ValueError, KeyError, IndexError, TypeError) as e:

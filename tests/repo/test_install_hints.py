@@ -10,9 +10,11 @@ import contextlib
 import functools
 import importlib.metadata
 import io
+import os
 import re
 import sys
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -80,7 +82,7 @@ def test_every_message_is_one_line_ending_in_an_install(module):
     shown = term(message, 2000)  # what g2m prints
     assert "\n" not in message and "\\x0a" not in shown
     hint = message.split("; install it with: ")[1]
-    assert hint == install_hint(module) and re.match(r"(uv )?pip install ", hint)
+    assert hint == install_hint(module) and re.match(r"(\S*uv )?pip install ", hint)
     if module not in EXTRAS_OF and module not in OWN_LINE:
         assert "grid2matrix[" not in hint  # no extra brings it: never send the user to one
 
@@ -96,7 +98,8 @@ def test_a_missing_torchvision_names_torchvision_on_one_line():
         requires_backends(Processor, ["torchvision"])  # what transformers raises for a fast image processor
     message = str(missing_backend("hf-multimodal", raised.value))
     assert "\n" not in message and "\\x0a" not in term(message, 2000)
-    assert message.startswith("the hf-multimodal backend needs torchvision; install it with: uv pip install ")
+    assert message.startswith("the hf-multimodal backend needs torchvision; install it with: ")
+    assert re.match(r"\S*uv pip install ", message.split("install it with: ")[1])
     assert "torchvision" in message.split("install it with:")[1] and "grid2matrix[harness]" not in message
 
 
@@ -134,3 +137,20 @@ def test_the_cli_names_the_module_s_own_install_not_the_command_s_extra(tmp_path
         assert _missing(err, "harness") == 2
     line = buf.getvalue()
     assert line.count("\n") == 1 and "grid2matrix[harness]" not in line and "torchvision" in line.split("with:")[1]
+
+
+@pytest.mark.slow  # runs uv
+def test_the_torchvision_command_runs_as_printed_from_the_repository_root(monkeypatch):
+    """The venv's uv is not on PATH (setup.sh installs it into .venv): the command names it by its path, and the
+    interpreter to install into, so that pasting it from the repository root works in an unactivated shell."""
+    import shlex
+    import subprocess
+
+    monkeypatch.chdir(REPO)
+    words = shlex.split(install_hint("torchvision"))
+    assert Path(words[0]).is_file() or words[0] == "uv", words  # runnable here, not a name PATH may lack
+    assert words[words.index("--python") + 1] in (sys.executable, str(Path(sys.executable).relative_to(REPO)))
+    res = subprocess.run([*words, "--dry-run", "--offline"], cwd=REPO, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PATH": "/usr/bin:/bin"})  # no venv on PATH, as in a fresh shell
+    assert "unexpected argument" not in res.stderr and "No such file" not in res.stderr, res.stderr
+    assert "torchvision" in res.stderr + res.stdout  # it got as far as resolving what was asked (offline here)

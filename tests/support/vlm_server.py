@@ -46,6 +46,7 @@ import json
 import re
 import sys
 import threading
+import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -83,6 +84,8 @@ class FakeVLM:
         self.payloads: list[dict] = []
         self.lock = threading.Lock()
         self.released = threading.Event()  # ends every stall at once
+        self.one_at_a_time = threading.Lock()  # config "serial_seconds": one answer at a time, each taking that long
+        self.in_flight, self.most_in_flight = 0, 0  # requests inside the server at once (queued or answered)
 
     def release(self) -> None:
         """End the stalls under way and every later one."""
@@ -189,7 +192,20 @@ class FakeVLM:
                 if self.path != "/v1/chat/completions":
                     self._send(404, {"error": {"message": f"no route {self.path}"}})
                     return
-                self._send(*server.answer(body))
+                with server.lock:
+                    server.in_flight += 1
+                    server.most_in_flight = max(server.most_in_flight, server.in_flight)
+                try:
+                    if "serial_seconds" in server.config:  # a server that answers one request at a time
+                        with server.one_at_a_time:
+                            time.sleep(float(server.config["serial_seconds"]))
+                            reply = server.answer(body)
+                    else:
+                        reply = server.answer(body)
+                finally:
+                    with server.lock:
+                        server.in_flight -= 1
+                self._send(*reply)
 
         return Handler
 
