@@ -51,8 +51,9 @@ def _submit(args: argparse.Namespace) -> int:
     if args.eval_results and args.allow_partial:
         raise UsageError("--eval-results reports to the Hub, which takes only a complete run of the release; a run "
                          "that needs --allow-partial cannot")
-    info = model_info.ask({"params": args.params, "open_weights": args.open_weights, "release_date": args.release_date,
-                           "url": args.model_url}, interactive=None if not args.no_input else False)
+    given = {"params": args.params, "open_weights": args.open_weights, "release_date": args.release_date,
+             "url": args.model_url, "id": args.model_id}
+    info = model_info.ask(given, interactive=None if not args.no_input else False)
     done = submit_run(args.run_dir, args.out, allow_partial=args.allow_partial, model_info=info, run_name=args.run,
                       probes=args.probes)
     left_out = [k for k in INFO_FLAGS if k not in info]
@@ -170,6 +171,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--allow-partial", action="store_true",
                    help="write it even if ids are missing (it will not validate)")
     _add_run(p)
+    p.add_argument("--model-id", default=None, help="the model's id on the Hub, ORG/NAME (default: the name the run "
+                                                    "gives it; a local folder must be named this way)")
     p.add_argument("--params", default=None, help="parameter count, e.g. 8B or 235B-A22B (asked at a terminal)")
     weights = p.add_mutually_exclusive_group()
     weights.add_argument("--open-weights", dest="open_weights", action="store_true", default=None,

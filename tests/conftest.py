@@ -25,6 +25,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # datasets' Arrow cache of local builds goes to a throw-away folder, never the user's ~/.cache
 os.environ["HF_DATASETS_CACHE"] = _HF_CACHE = tempfile.mkdtemp(prefix="g2m-tests-hf-")
 atexit.register(shutil.rmtree, _HF_CACHE, ignore_errors=True)
+# the Hub's model cache too: a test places a tiny model there under a Hub id (helpers.as_hub_model), and a model is
+# then loaded by that id offline, as a maintainer's audit loads the weights a submission names
+os.environ["HF_HUB_CACHE"] = os.path.join(_HF_CACHE, "hub")
 # the leaderboard cache's signing key: one per test session, never the user's own (~/.cache/grid2matrix)
 os.environ["G2M_CACHE_KEY_FILE"] = os.path.join(_HF_CACHE, "g2m-key", "leaderboard.key")
 
@@ -228,7 +231,7 @@ def run_submission(vlm_run, sweep_dir, tmp_path_factory) -> dict:
     from leaderboard.submissions.submission import write_submission
 
     path = write_submission(vlm_run, tmp_path_factory.mktemp("sub") / "s.json.gz", allow_partial=True,
-                            probes=sweep_dir, model_info={})
+                            probes=sweep_dir, model_info={"id": "org/tiny-vlm"})
     return json.loads(gzip.decompress(path.read_bytes()))
 
 

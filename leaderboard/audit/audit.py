@@ -22,7 +22,7 @@ from dataset_builder import __version__
 from g2m_base.bounded_json import read_bytes
 from g2m_base.errors import UsageError
 from g2m_base.untrusted import term
-from leaderboard.audit import replay, sample, verdict
+from leaderboard.audit import probe_replay, replay, sample, verdict
 from leaderboard.rescoring.rescore import truth_matrix, zero_shot_truth
 from leaderboard.site import audit_records
 from leaderboard.site.cache import signing_key
@@ -41,8 +41,11 @@ class Audited(NamedTuple):
 
 
 def audit(submission: str | os.PathLike, access: replay.Access, audits: str | os.PathLike, data: str | None = None,
-          k: int = sample.DEFAULT_K, progress: bool = True, v: Validation | None = None) -> Audited:
-    """Audit one submission file and write its signed record in ``audits``."""
+          k: int = sample.DEFAULT_K, progress: bool = True, v: Validation | None = None,
+          probes: probe_replay.ProbeAccess | None = None) -> Audited:
+    """Audit one submission file and write its signed record in ``audits``: its answers, and its probe sections'
+    predictions where it sent any (``probes``: where to replay them; default the checkpoint ``access`` loads and
+    ``data``)."""
     submission, audits = Path(submission), Path(audits)
     v = v or validate(submission)
     if not v.ok:
@@ -69,6 +72,10 @@ def audit(submission: str | os.PathLike, access: replay.Access, audits: str | os
     replayed, rmeta = _replay(access, meta, folder, work / "runs", cells, progress)
     items = [verdict.compare(i, outputs[i], replayed.get(i), truth_matrix(truth[i]), truth[i].num_colors) for i in ids]
     found = verdict.decide(items)
+    sections = probe_replay.sections_of(submission)
+    where = probe_replay.resolve(probes, access, meta, data)
+    probed, probes_found = probe_replay.audit_probes(sections, v.outputs_sha256, key, where, k, progress)
+    found = probe_replay.combined(found, probes_found, probed)
     unmet = replay.unhonoured(meta, rmeta, replay.tasks_of(cells))
     if rmeta["model"]["id"] != model["id"]:
         unmet.insert(0, f"the replay ran {rmeta['model']['id']!r}, not the model the submission names "
@@ -80,7 +87,7 @@ def audit(submission: str | os.PathLike, access: replay.Access, audits: str | os
               **({"replayed": replayed[i.id][:SHOWN_CHARS]} if i.outcome == verdict.DIFFERS else {})} for i in items]
     drawn = {"k": len(ids), "offered": len(offered), "ids": ids,
              "rows_sha256": replay.content_sha256(str(folder))}
-    return _write(audits, key, v, submission, drawn, rmeta, shown, found, started, access)
+    return _write(audits, key, v, submission, drawn, rmeta, shown, found, started, access, probed)
 
 
 def _offered(v: Validation, meta: dict, data: str | None) -> list[tuple[str, int, int]]:
@@ -133,7 +140,8 @@ def _hardware() -> dict:
 
 
 def _write(audits: Path, key: bytes, v: Validation, submission: Path, drawn: dict, rmeta: dict, items: list,
-           found: verdict.Verdict, started: float, access: replay.Access | None = None) -> Audited:
+           found: verdict.Verdict, started: float, access: replay.Access | None = None,
+           probed: list | None = None) -> Audited:
     model = v.metadata["model"]
     doc = {"submission": {"file": submission.name, "sha256": v.sha256, "outputs_sha256": v.outputs_sha256,
                           "model": model["id"], "revision": model.get("revision"),
@@ -144,6 +152,7 @@ def _write(audits: Path, key: bytes, v: Validation, submission: Path, drawn: dic
                       "hardware": _hardware(), "audited_with": __version__,
                       "started": _iso(started), "finished": _iso(time.time())},
            "items": items,
+           **({"probes": probed} if probed else {}),
            "verdict": {**found._asdict(), "tolerance": verdict.tolerance(len(items)), "k": len(items)}}
     path = audit_records.write(audits, key, doc)
     return Audited(path, found.tier, found.reason)
@@ -158,7 +167,8 @@ def said(done: Audited) -> str:
 
 
 def audit_all(submissions: str | os.PathLike, access: replay.Access, audits: str | os.PathLike | None = None,
-              data: str | None = None, k: int = sample.DEFAULT_K, again: bool = False, progress: bool = True):
+              data: str | None = None, k: int = sample.DEFAULT_K, again: bool = False, progress: bool = True,
+              probes: probe_replay.ProbeAccess | None = None):
     """Audit every submission in the folder that has no verified record yet, one model at a time; yields
     ``(file name, Audited or None, why it was skipped or failed)``. Resumable: a finished audit is a record, an
     unfinished one resumes from its replay's answer cache, and ``again`` audits those with a record too."""
@@ -177,6 +187,6 @@ def audit_all(submissions: str | os.PathLike, access: replay.Access, audits: str
             yield f.name, None, f"audited already: {done[v.outputs_sha256]['verdict']['tier']}"
         else:
             try:
-                yield f.name, audit(f, access, audits, data, k, progress, v), None
+                yield f.name, audit(f, access, audits, data, k, progress, v, probes), None
             except UsageError as e:
                 yield f.name, None, f"not audited: {e}"

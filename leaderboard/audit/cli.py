@@ -22,6 +22,12 @@ def _access(args: argparse.Namespace):
                   concurrency=args.concurrency)
 
 
+def _probes(args: argparse.Namespace):
+    from leaderboard.audit.probe_replay import ProbeAccess
+
+    return ProbeAccess(args.probe_checkpoint, args.probe_data)
+
+
 def _audit(args: argparse.Namespace) -> int:
     from leaderboard.audit.audit import audit, said
     from leaderboard.site.audit_records import AUDITS_DIR
@@ -29,7 +35,7 @@ def _audit(args: argparse.Namespace) -> int:
     check_int("--k", args.k, 1, MAX_K)
     access = _access(args)  # a missing way to reach the model fails here, before anything is read
     audits = Path(args.audits) if args.audits else Path(args.file).parent / AUDITS_DIR
-    print(said(audit(args.file, access, audits, args.data, args.k, progress=not args.quiet)))
+    print(said(audit(args.file, access, audits, args.data, args.k, progress=not args.quiet, probes=_probes(args))))
     return 0
 
 
@@ -39,7 +45,7 @@ def _audit_all(args: argparse.Namespace) -> int:
     check_int("--k", args.k, 1, MAX_K)
     failed = 0
     for name, done, why in audit_all(args.submissions, _access(args), args.audits, args.data, args.k, args.again,
-                                     progress=not args.quiet):
+                                     progress=not args.quiet, probes=_probes(args)):
         if done is not None:
             print(f"{term(name)}: {done.tier}: {term(done.reason, 500)}")
         else:
@@ -62,6 +68,11 @@ def _add_access(p: argparse.ArgumentParser) -> None:
     p.add_argument("--k", type=int, default=DEFAULT_K, help=f"items to replay (at most {MAX_K})")
     add_data(p, "the data the submission's outputs were produced on (default: the Hub release at its pinned "
                 "revision)")
+    p.add_argument("--probe-checkpoint", default=None, metavar="MODEL",
+                   help="the checkpoint whose features replay the probe sections (default: the one --model-args' "
+                        "pretrained= or --serve loads; a --base-url server cannot give features)")
+    p.add_argument("--probe-data", default=None, metavar="DIR",
+                   help="the build holding the probing configs the probes were made on (default: --data)")
     add_quiet(p)
 
 

@@ -20,6 +20,8 @@ from leaderboard.site import cache
 
 FORMAT = "g2m-audit/1"
 FIELDS = ("format", "submission", "sample", "replay", "items", "verdict", "hmac")
+#: Fields a record holds only when there was something of the kind: the probe sections replayed.
+OPTIONAL = ("probes",)
 VERDICTS = ("reproduced", "self-reported", "refuted")
 MAX_RECORD_BYTES = 4 << 20  # 1,000 items with their replayed answers' hashes: ~200 KB
 _PURPOSE = b"g2m-audit-record/1\0"
@@ -47,7 +49,7 @@ def write(folder: Path, board_key: bytes, record: dict) -> Path:
     record["hmac"] = sign(board_key, record)
     path = record_path(folder, record["submission"]["outputs_sha256"])
     Path(folder).mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, strict_json({k: record[k] for k in FIELDS}, indent=1) + "\n")
+    atomic_write_text(path, strict_json({k: record[k] for k in (*FIELDS, *OPTIONAL) if k in record}, indent=1) + "\n")
     return path
 
 
@@ -57,7 +59,8 @@ def verified(path: Path, board_key: bytes) -> dict | None:
         record = read_json(path, MAX_RECORD_BYTES, "audit record")
     except (Rejected, OSError, ValueError):
         return None
-    if not isinstance(record, dict) or set(record) != set(FIELDS) or record.get("format") != FORMAT:
+    if not isinstance(record, dict) or not set(FIELDS) <= set(record) <= {*FIELDS, *OPTIONAL} \
+            or record.get("format") != FORMAT:
         return None
     if not isinstance(record["hmac"], str) or not hmac.compare_digest(record["hmac"], sign(board_key, record)):
         return None

@@ -10,6 +10,7 @@ import sys
 from datetime import date
 
 from g2m_base.errors import UsageError
+from g2m_base.untrusted import term
 
 FIELDS = ("params", "open_weights", "release_date", "url")
 _PARAMS = re.compile(r"[0-9][0-9.]{0,6}[KMBT](-A[0-9][0-9.]{0,6}[KMBT])?")  # fullmatch: "$" would allow a final newline
@@ -22,9 +23,36 @@ def is_link(url: object) -> bool:
     return isinstance(url, str) and len(url) <= 300 and _URL.fullmatch(url) is not None
 
 
+def id_problem(model_id: object) -> str | None:
+    """Why ``model_id`` is not a model id as the Hub spells one, or None. Only such ids are shown: NAME or ORG/NAME,
+    ASCII letters, digits, '-', '_' and '.' (no '--' or '..', no '-' or '.' at either end, at most 96 characters a
+    part), so no letter of another script that looks like a Latin one, no blank and no local path can pass as a
+    baseline's name or another model's."""
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    if not isinstance(model_id, str) or not model_id:
+        return "not a string"
+    if not model_id.isascii():
+        return "it holds characters other than ASCII letters, digits, '-', '_', '.' and one '/'"
+    try:
+        validate_repo_id(model_id)
+    except HFValidationError:
+        if model_id.startswith(("/", ".", "~")) or model_id.count("/") > 1:
+            return "it is a path, not NAME or ORG/NAME"
+        return ("NAME or ORG/NAME of ASCII letters, digits, '-', '_' and '.', not starting or ending with '-' or "
+                "'.', without '--' or '..', at most 96 characters a part")
+    return None
+
+
 def check(info: dict) -> dict:
     """The model-info fields of ``metadata.model``, checked; raises ValueError with the reason. Absent is fine."""
     out = {}
+    model_id = info.get("id")
+    if model_id is not None:
+        problem = id_problem(model_id)
+        if problem:
+            raise ValueError(f"model.id {term(str(model_id), 80)!r} is not a Hub model id: {problem}")
+        out["id"] = model_id
     params = info.get("params")
     if params is not None:
         if not isinstance(params, str) or not _PARAMS.fullmatch(params):

@@ -34,6 +34,8 @@ from g2m_base.stats import bootstrap_mean, wilson
 from g2m_base.untrusted import term
 from leaderboard.rescoring.rescore import Truth, truth_matrix
 from leaderboard.runs import identity
+from leaderboard.submissions import probe_heads
+from leaderboard.submissions.run_metadata import public_value
 
 ENCODING = "residual-mod-c/uint8/zlib/base64"
 MAX_SECTIONS = 16
@@ -125,15 +127,16 @@ def _section(kind: str, record: dict, model: dict, run_model: str, readouts: lis
                            f"truth ({float((pred == truth).mean()):.4f} against {claimed:.4f}): not in id order?")
         out.append({"point": point, "role": role, "cells": encode(pred, truth, c)})
     return {"kind": kind, "model": {**{k: model.get(k) for k in ("revision", "config_sha256", "family")},
-                                    "name": run_model, "probed_as": model.get("name")},
+                                    "name": run_model, "probed_as": public_value(model.get("name"))},
             "config": config, "grid_size": n, "num_colors": c, "data": record.get("data"),
             "rows": {"split": "test", "first": 0, "count": count}, "encoding": ENCODING, "readouts": out,
             "points": [{k: q.get(k) for k in POINT_FIELDS} for q in points]}
 
 
-def collect(folder: str | Path, run) -> list[dict]:
+def collect(folder: str | Path, run, model_id: str | None = None) -> list[dict]:
     """One section per sweep and per ``g2m probe`` result below ``folder``, each of the run's model (identity rule:
-    another model's probe is refused in one line naming both)."""
+    another model's probe is refused in one line naming both), named ``model_id`` (the submission's, default the
+    run's); a sweep's sections carry their heads and recipe (``probe_heads``), so an audit can replay them."""
     from dataset_builder.grids.spec import MAX_PROBE_RESULT_BYTES, MAX_SWEEP_BYTES, PROBE_RESULT_FORMAT
     from g2m_base.bounded_json import read_json
 
@@ -152,17 +155,18 @@ def collect(folder: str | Path, run) -> list[dict]:
         raise Rejected(f"no g2m probe sweep (sweep.json) or g2m probe (result.json) results under {folder}")
     identity.other_models(identity.of_run(run), {str(p): r.get("model") or r.get("encoder") or {} for p, r in found},
                           False, str(folder))
-    sections = []
+    sections, budget, name = [], [probe_heads.MAX_HEADS_BYTES], model_id or run.model
     for path, r in found:
         if r["format"] == SWEEP_RESULT_FORMAT:
             points = r["points"]
             readouts = [(p, role, path.parent / "points" / p / "test_predictions.npy") for p, role in _headline(points)]
-            sections.append(_section("sweep", r, r["model"], run.model, readouts, points))
+            sections.append(_section("sweep", r, r["model"], name, readouts, points))
+            sections[-1]["recipe"] = probe_heads.pack(r, path.parent, sections[-1]["readouts"], budget)
         else:
             point = {"point": r["encoder"]["readout"], "stage": "probe", "layer": None,
                      "readout": r["encoder"]["readout"],
                      **{k: r["test"].get(k) for k in ("cell_accuracy", "cell_accuracy_ci", "exact_match")}}
-            sections.append(_section("probe", r, r["encoder"], run.model,
+            sections.append(_section("probe", r, r["encoder"], name,
                                      [(point["point"], "probe read-out", path.parent / "test_predictions.npy")],
                                      [point]))
     if len(sections) > MAX_SECTIONS:
@@ -236,7 +240,7 @@ def rescore(sections: object, model_id: str, meta: dict | None = None) -> list[d
     contradict. Any hostile section is ``Rejected`` in one line."""
     if not isinstance(sections, list) or not 1 <= len(sections) <= MAX_SECTIONS:
         raise Rejected(f"probes must be a list of 1 to {MAX_SECTIONS} sections")
-    out = []
+    out, budget = [], [probe_heads.MAX_HEADS_BYTES]
     for i, sec in enumerate(sections):
         w = f"probes[{i}]"
         if not isinstance(sec, dict):
@@ -282,6 +286,9 @@ def rescore(sections: object, model_id: str, meta: dict | None = None) -> list[d
             scored.append({"point": ro["point"], "role": ro["role"], "cell_accuracy": float(correct.mean()),
                            "cell_accuracy_ci": list(bootstrap_mean(per_row.mean(1).astype(np.float64))),
                            "exact_match": exact / count, "exact_match_ci": list(wilson(exact, count))})
+        replayable = probe_heads.check(sec, n, c, w, budget)
+        for r in scored:
+            r["replayable"] = replayable.get(r["point"], False)
         best = max(scored, key=lambda r: r["cell_accuracy"])
         out.append({"kind": "sweep" if sec.get("kind") == "sweep" else "probe", "config": config, "grid_size": n,
                     "num_colors": c, "rows": count, "scale": scale, "readouts": scored, "best": best,

@@ -110,7 +110,7 @@ def _local_path(value: object) -> bool:
     return isinstance(value, str) and value.startswith(("/", "~", "./", "../", "file:"))
 
 
-def _public_value(value: object) -> object:
+def public_value(value: object) -> object:
     """A path on the submitter's machine, or a URL of a private host, reduced to what it is."""
     from urllib.parse import urlsplit
 
@@ -138,10 +138,10 @@ def public(meta: dict) -> dict:
     model = out.get("model")
     if isinstance(model, dict) and isinstance(model.get("model_args"), str):
         pieces = ModelArgs.parse(model["model_args"]).pieces
-        model["model_args"] = ",".join(f"{k}={_public_value(v)}" if sep else piece
+        model["model_args"] = ",".join(f"{k}={public_value(v)}" if sep else piece
                                        for piece in pieces for k, sep, v in [piece.partition("=")])
     server = out.get("server")
     if isinstance(server, dict):
         for k in ("root", "id"):
-            server[k] = _public_value(server.get(k))
+            server[k] = public_value(server.get(k))
     return out

@@ -24,19 +24,16 @@ from g2m_base.errors import UsageError
 from g2m_base.files import atomic_write_bytes, output_file
 from g2m_base.run_layout import run_files
 from g2m_base.untrusted import MAX_STRING, check_value, term
-from leaderboard.rescoring.rescore import by_task, score_output, summarise, truth_matrix, zero_shot_truth
+from leaderboard.rescoring.rescore import by_task, summarise, zero_shot_truth
 from leaderboard.runs import identity
 from leaderboard.runs.load import load_run
 from leaderboard.submissions import model_info, probe_section
 from leaderboard.submissions.coverage import LOCAL, RELEASE, data_of, missing_tasks, scaled_count
+from leaderboard.submissions.model_info import id_problem
+from leaderboard.submissions.records import MAX_OUTPUT_CHARS, Records, record
 from leaderboard.submissions.run_metadata import metadata_from_run, public, server_facts
-from scoring.parsing import MAX_ANSWER_CHARS
-from scoring.score import FINISH_REASONS, REQUEST_FAILED
 
 FORMAT = "g2m-submission/1"
-MAX_OUTPUT_CHARS = MAX_ANSWER_CHARS  # longer outputs could never parse anyway
-#: A record's optional ``finish_reason``: a failed request has no record at all.
-RECORD_FINISH_REASONS = FINISH_REASONS - {REQUEST_FAILED}
 #: How to ask again for the answers that failed, in the harness the run came from.
 RETRY_ADVICE = {"g2m": "retry them (with g2m eval, running the same command again retries exactly those)",
                 "vlmevalkit": "retry them (run VLMEvalKit's run.py again with the same arguments and --reuse: it asks "
@@ -98,7 +95,11 @@ def submit_run(run_dir: str | Path, out: str | Path | None = None, allow_partial
     run = load_run(run_dir, allow_partial=allow_partial, run=run_name)
     known = zero_shot_truth()
     doc = {"format": FORMAT, "metadata": public(metadata_from_run(run.results, run.model))}  # a public file
-    doc["metadata"]["model"].update(model_info or {})
+    doc["metadata"]["model"].update(model_info or {})  # "id": the submitter's --model-id, else the run's own name
+    problem = id_problem(doc["metadata"]["model"]["id"])
+    if problem:
+        raise Rejected(f"the model is called {term(str(doc['metadata']['model']['id']), 120)!r}, not a Hub model id "
+                       f"({problem}); give the checkpoint's id on the Hub with --model-id ORG/NAME")
     config = identity.of_run(run).config_sha256  # the model's config.json, where this machine can read it
     if config:
         doc["metadata"]["model"][identity.CONFIG_HASH_KEY] = config
@@ -136,7 +137,7 @@ def submit_run(run_dir: str | Path, out: str | Path | None = None, allow_partial
         # looks, and validate, the board and the report must count it alike
         doc[key] = [record(i, kept[i]) for i in known if i in kept]
     if probes is not None:
-        doc["probes"] = probe_section.collect(probes, run)
+        doc["probes"] = probe_section.collect(probes, run, doc["metadata"]["model"]["id"])
     raw = json.dumps(doc).encode("ascii")  # every non-ASCII character escaped: any output round-trips
     own = (run.results_path, *run_files(run.folder))
     out = output_file(out if out is not None else run.folder / "submission.json.gz", inputs=own)
@@ -148,14 +149,6 @@ def submit_run(run_dir: str | Path, out: str | Path | None = None, allow_partial
                        f"limit")
     atomic_write_bytes(out, data)
     return Submitted(out, run.which(), tuple(lacking))
-
-
-def record(sample_id: str, sample) -> dict:
-    """One submitted record: the id, the model's text, and the finish reason its run logged (when it logged one)."""
-    rec = {"id": sample_id, "output": sample.output}
-    if sample.finish_reason in RECORD_FINISH_REASONS:
-        rec["finish_reason"] = sample.finish_reason
-    return rec
 
 
 def _check_format(value: object) -> None:
@@ -184,60 +177,6 @@ def check_metadata(meta: object) -> dict:
     return meta
 
 
-class _Records:
-    """Checks and scores records one at a time, as the reader hands them over, under each protocol asked for."""
-
-    def __init__(self, key: str, scorings: tuple[tuple[str, str], ...]) -> None:
-        self.key, self.scorings = key, scorings  # (name of the scores, protocol)
-        self.truth = zero_shot_truth()
-        self.seen: set[str] = set()
-        self.scored: dict[str, list] = {name: [] for name, _ in scorings}
-        self.extra_fields: set[str] = set()
-        self.with_extra = 0
-        self.digests: dict[str, bytes] = {}  # id -> sha256 of (id, output): the outputs, whatever the file's layout
-
-    def __call__(self, k: int, rec: object) -> None:
-        truth, what = self.truth, f"{self.key} {k}"
-        if k >= 2 * len(truth):
-            raise Rejected(f"over {2 * len(truth):,} {self.key}; the release has {len(truth):,} ids")
-        if not isinstance(rec, dict) or not isinstance(rec.get("id"), str) or not isinstance(rec.get("output"), str):
-            raise Rejected(f"{what} must be an object with a string id and a string output")
-        rid = rec["id"]
-        if rid not in truth:
-            raise Rejected(f"{what}: unknown id {term(rid, 80)!r}")
-        if rid in self.seen:
-            raise Rejected(f"{what}: id {rid} appears more than once")
-        if len(rec["output"]) > MAX_OUTPUT_CHARS:
-            raise Rejected(f"{what} ({rid}): output of {len(rec['output']):,} characters, over {MAX_OUTPUT_CHARS:,}")
-        self.seen.add(rid)
-        self.digests[rid] = hashlib.sha256(json.dumps([rid, rec["output"]]).encode()).digest()
-        finish = rec.get("finish_reason")
-        if finish is not None and (not isinstance(finish, str) or finish not in RECORD_FINISH_REASONS):
-            raise Rejected(f"{what} ({rid}): finish_reason {term(str(finish), 40)!r} is not one of "
-                           f"{', '.join(sorted(RECORD_FINISH_REASONS))}")
-        extra = set(rec) - {"id", "output", "finish_reason"}
-        if extra:
-            self.with_extra += 1
-            self.extra_fields |= {term(x, 40) for x in extra}
-        t = truth[rid]
-        target = truth_matrix(t)
-        for name, protocol in self.scorings:
-            self.scored[name].append(score_output(rid, rec["output"], target, t.num_colors, finish, protocol))
-
-    def digest(self) -> bytes:
-        """One hash of every (id, output), in id order: two files with the same outputs have the same one, however
-        they are laid out, ordered, compressed or decorated."""
-        return hashlib.sha256(b"".join(self.digests[i] for i in sorted(self.digests))).digest()
-
-    def check_complete(self, data: str = RELEASE) -> int | None:
-        """Every id of the release; on a local build, or the first k of every (N, C) (returns k)."""
-        missing = [i for i in self.truth if i not in self.seen]
-        if missing and data == LOCAL and (k := scaled_count(self.seen)):
-            return k
-        if missing:
-            raise Rejected(f"{self.key}: {len(missing):,} of {len(self.truth):,} ids are missing (first: {missing[0]})")
-
-
 def validate(path: str | os.PathLike) -> Validation:
     """Check a submission file and re-score it; a rejection is a result (ok=False, reason), never an exception.
 
@@ -249,8 +188,8 @@ def validate(path: str | os.PathLike) -> Validation:
         sha = hashlib.sha256(raw).hexdigest()
         check_utf8(raw)
         check_structure(raw)
-        records = _Records("records", (("g2m", "g2m"), ("paper_rule_on_g2m", "paper")))
-        paper = _Records("paper_records", (("paper", "paper"),))
+        records = Records("records", (("g2m", "g2m"), ("paper_rule_on_g2m", "paper")))
+        paper = Records("paper_records", (("paper", "paper"),))
         doc = read_object(raw, {"records": records, "paper_records": paper},
                           {"format": _check_format, "metadata": check_metadata})
         _check_format(doc.get("format"))

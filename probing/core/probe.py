@@ -10,7 +10,9 @@ at the first step (as their ``get_cosine_schedule_with_warmup``) then cosine dec
 validation every 500 steps,
 early stopping on validation cell accuracy (patience 3); the test split is scored with the best weights. Our variants
 are options: ``sampling="replacement"`` (independent random batches), other batch sizes, the ``linear`` head. Every
-random choice comes from one seed; ``result.json`` records the whole ``TrainConfig`` that ran.
+random choice comes from one seed; ``result.json`` records the whole ``TrainConfig`` that ran. The trained head is
+kept as bytes (``save_head``; ``load_head`` reads it back after ``probing.core.heads`` has checked it), so its
+predictions can be replayed on the checkpoint's features.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
+from safetensors.torch import load as load_tensors
+from safetensors.torch import save as save_tensors
 from torch import nn
 from torch.nn import functional as F
 from tqdm.auto import tqdm
@@ -28,10 +32,8 @@ from tqdm.auto import tqdm
 from g2m_base.errors import UsageError
 from g2m_base.flags import check_int, check_number
 from g2m_base.stats import bootstrap_mean, wilson
+from probing.core.heads import HEAD_FORMAT, POOLED, PROBES, head_shapes, parse_head
 
-PROBES = ("conv", "linear", "mean", "cls")
-#: The probes that read one pooled vector per image rather than the patch grid.
-POOLED = ("mean", "cls")
 #: How training batches are drawn: "epochs" (the authors': the train split shuffled afresh each epoch and walked in
 #: batches, every image once per epoch) or "replacement" (each batch drawn at random, with replacement).
 SAMPLINGS = ("epochs", "replacement")
@@ -113,6 +115,23 @@ class SpatialProbe(nn.Module):
         else:
             x = first(F.interpolate(x, size=(n, n), mode="bilinear", align_corners=False))
         return x if rest is None else rest(x)
+
+
+def save_head(model: SpatialProbe) -> bytes:
+    """The trained head as a safetensors file (float32 weights, BatchNorm's int64 counter), so its predictions can be
+    replayed from the checkpoint's features later; ``load_head`` reads it back."""
+    state = {k: v.detach().to("cpu", torch.int64 if v.dtype == torch.int64 else torch.float32).contiguous()
+             for k, v in model.state_dict().items()}
+    return save_tensors(state, metadata={"format": HEAD_FORMAT})
+
+
+def load_head(data: bytes, kind: str, dim: int, grid_size: int, num_colors: int, hidden: int) -> SpatialProbe:
+    """The probe ``save_head`` wrote, in eval mode. The bytes are checked by ``parse_head`` (exact tensors, shapes,
+    dtypes, finite weights) before safetensors reads them, so a hostile file is refused in one line, never loaded."""
+    parse_head(data, head_shapes(kind, dim, grid_size, num_colors, hidden))
+    model = SpatialProbe(dim, num_colors, grid_size, kind, hidden)
+    model.load_state_dict(load_tensors(bytes(data)), strict=True)
+    return model.eval()
 
 
 def _schedule(step: int, cfg: TrainConfig) -> float:

@@ -1,5 +1,6 @@
 """The sweep's training step: one probe per point, on that point's shards of the store, scored on the test split and
-written to ``points/<point>/result.json`` as soon as it is done.
+written to ``points/<point>/result.json`` as soon as it is done, with the trained head beside it
+(``head.safetensors``, so the point's predictions can be replayed: ``probing.sweep.replay``).
 
 A result is keyed by the store it was trained on, the point and the training settings (``result_key``), so a rerun
 retrains exactly the points whose result is missing or was made with other settings, and the ranks of a data-parallel
@@ -18,9 +19,10 @@ import torch
 from tqdm.auto import tqdm
 
 from g2m_base.bounded_json import Rejected, read_json
-from g2m_base.files import atomic_write_text
+from g2m_base.files import atomic_write_bytes, atomic_write_text
 from probing.core.features import save_npy
-from probing.core.probe import FeatureSet, TrainConfig, predict, score, train_probe
+from probing.core.heads import HEAD_FILE
+from probing.core.probe import FeatureSet, TrainConfig, predict, save_head, score, train_probe
 from probing.sweep.points import Point
 from probing.sweep.store import SPLITS, Store
 
@@ -33,7 +35,10 @@ def result_key(store_dir: Path, point: Point, train: TrainConfig) -> str:
 
 
 def finished(path: Path, key: str) -> dict | None:
-    """The point's saved result if it was made with ``key``; ``None`` for a missing, damaged or stale one."""
+    """The point's saved result if it was made with ``key``; ``None`` for a missing, damaged or stale one, or one
+    without its head beside it (a sweep made before heads were kept retrains just those points when resumed)."""
+    if not path.with_name(HEAD_FILE).is_file():
+        return None
     try:
         res = read_json(path, 8 << 20, "sweep point result")
     except (OSError, Rejected):
@@ -54,6 +59,7 @@ def train_point(point: Point, store: Store, labels: dict, train: TrainConfig, bl
     pred = predict(model, sets["test"])
     test = score(pred, sets["test"].labels, block.num_colors)
     out.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(out / HEAD_FILE, save_head(model))  # before result.json: a finished point has its head
     save_npy(out / "heatmap.npy", test["heatmap"])
     save_npy(out / "test_predictions.npy", pred.cpu().numpy().astype(np.uint8))  # what a submission re-scores
     res = {"key": key, "point": point.name, "stage": point.stage, "layer": point.layer, "readout": point.readout,

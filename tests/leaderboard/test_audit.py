@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
+from pathlib import Path
 
 import pytest
 
@@ -15,7 +17,7 @@ from leaderboard.audit.replay import Access
 from leaderboard.rescoring.rescore import truth_matrix, zero_shot_truth
 from scoring.parsing import format_answer
 from tests.support import vlm_server
-from tests.support.helpers import g2m, submission_doc, write_file
+from tests.support.helpers import as_hub_model, g2m, submission_doc, write_file
 from tests.support.tiny_models import make_tiny_llava
 
 pytestmark = pytest.mark.slow  # runs a tiny VLM on a small build and replays it
@@ -33,17 +35,19 @@ def honest(small_release, tmp_path_factory) -> dict:
     from leaderboard.submissions.submission import write_submission
 
     root = tmp_path_factory.mktemp("audit")
-    model = make_tiny_llava(root / "llava")
-    res = run_eval(EvalSpec(model="hf-multimodal", model_args=f"pretrained={model},dtype=float32", device="cpu",
+    folder = make_tiny_llava(root / "llava")  # the submitter's copy; the audit loads the weights by their Hub id
+    model = as_hub_model(folder, "org/tiny-llava", Path(os.environ["HF_HUB_CACHE"]))
+    res = run_eval(EvalSpec(model="hf-multimodal", model_args=f"pretrained={folder},dtype=float32", device="cpu",
                             data=str(small_release), output=str(root / "runs"), gen_kwargs=GEN, progress=False))
     part = json.loads(gzip.decompress(write_submission(res["output_dir"], root / "part.json.gz", allow_partial=True,
-                                                       model_info={"open_weights": True}).read_bytes()))
+                                                       model_info={"open_weights": True, "id": model}
+                                                       ).read_bytes()))
     ran = {r["id"]: r["output"] for r in part["records"]}
     doc = submission_doc(output=lambda t: "")
     for r in doc["records"]:
         r["output"] = ran.get(r["id"], "")
     doc["metadata"] = part["metadata"]
-    return {"doc": doc, "model": model, "data": small_release, "ran": ran}
+    return {"doc": doc, "model": model, "folder": folder, "data": small_release, "ran": ran}
 
 
 def _forged(honest: dict, share: float) -> dict:
@@ -70,7 +74,7 @@ def test_an_honest_run_is_reproduced_in_process_and_through_a_server(honest, tmp
     assert record["replay"]["model"]["id"] == str(honest["model"]) and record["replay"]["versions"]["transformers"]
     assert record["replay"]["access"]["model_args"] == f"pretrained={honest['model']},dtype=float32"
     # the same model behind a server (the stand-in, a real transformers model): the same answers, by another path
-    httpd = vlm_server.serve(vlm_server.TransformersVLM(honest["model"], str(honest["model"])))
+    httpd = vlm_server.serve(vlm_server.TransformersVLM(honest["folder"], honest["model"]))
     try:
         served = audit(sub, Access(base_url=f"http://127.0.0.1:{httpd.server_address[1]}/v1"), tmp_path / "served",
                        str(honest["data"]), K, progress=False)

@@ -20,6 +20,7 @@ from tests.support.helpers import g2m, submission_doc, write_file
 pytestmark = pytest.mark.slow  # builds a site (baselines over the full release) and a report
 
 MODEL = "\"><script>alert(1)</script><img src=x onerror=alert(2)>{{7*7}}"
+HUB_ID = "org/hostile-vlm"
 #: A file or folder name cannot hold "/": the same attack without closing tags.
 FILE_NAME = "\"><img src=x onerror=alert(3)>{{7*7}}"
 ANSWERS = ("<script>alert(4)</script>", "</textarea><marquee onmouseover=alert(5)>x</marquee>", "{{7*7}} {% raw %}",
@@ -102,9 +103,13 @@ def site(tmp_path_factory) -> Path:
     subs = tmp_path_factory.mktemp("subs")
     answers = iter(ANSWERS * 10_000)
     doc = submission_doc(output=lambda t: next(answers) + "\n" + format_answer(truth_matrix(t)))
-    doc["metadata"]["model"].update(id=MODEL, revision=FILE_NAME, url="https://example.org/m?a=1&b=2")
-    doc["probes"] = [_probe_section(MODEL)]
+    # the id must be a Hub id; markup rides in the free-text fields a page shows (the backend, the revision)
+    doc["metadata"]["model"].update(id=HUB_ID, backend=MODEL, revision=FILE_NAME, url="https://example.org/m?a=1&b=2")
+    doc["probes"] = [_probe_section(HUB_ID)]
     write_file(subs, doc, "hostile.json")
+    named = submission_doc()  # markup as the id itself: refused, and its reason quotes it on the index, as text
+    named["metadata"]["model"]["id"] = MODEL
+    write_file(subs, named, "hostile-id.json")
     for k, link in enumerate(LINKS):  # refused by validation: listed as rejected, never linked
         bad = submission_doc()
         bad["metadata"]["model"].update(id=f"bad-link-{k}", url=link)
@@ -130,7 +135,8 @@ def test_every_site_page_shows_hostile_text_as_text(site):
     data = json.loads(next(body for attrs, body in scripts if attrs.get("id") == "board-data"))
     code = next(body for attrs, body in scripts if "id" not in attrs)
     assert MODEL not in code and "alert" not in code  # the page's own script carries no data
-    assert MODEL in [r["name"] for r in data["rows"]]  # the data carries it, as a JSON string
+    names = [r["name"] for r in data["rows"]]
+    assert HUB_ID in names and MODEL not in names  # a row's name is its Hub id, never the markup
     rows = [v["html"] for r in data["rows"] for v in r["views"].values()]
     row = _Page()
     row.feed("".join(rows))

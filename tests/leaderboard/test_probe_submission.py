@@ -29,7 +29,9 @@ def test_a_sweep_submitted_with_its_run_validates_with_re_scored_numbers_and_for
         submitted, sweep_dir, tiny_vlm, tmp_path):
     sweep = _sweep(sweep_dir)
     (sec,) = submitted["probes"]
-    assert sec["model"]["name"] == str(tiny_vlm) == submitted["metadata"]["model"]["id"]
+    # named as the submission names the model (its Hub id, --model-id); the local folder it was probed as is not shown
+    assert sec["model"]["name"] == "org/tiny-vlm" == submitted["metadata"]["model"]["id"]
+    assert sec["model"]["probed_as"] == "(a local folder)" and str(tiny_vlm) not in json.dumps(submitted["probes"])
     assert sec["rows"] == {"split": "test", "first": 0, "count": 30} and len(sec["points"]) == len(sweep["points"])
     roles = {r["point"]: r["role"] for r in sec["readouts"]}
     best = max((q for q in sweep["points"] if q["stage"] == "llm"), key=lambda q: q["cell_accuracy"])["point"]

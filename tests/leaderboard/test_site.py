@@ -47,13 +47,16 @@ def site(tmp_path_factory, probed_doc):
                                         url="https://huggingface.co/org/test-vlm")
     write_file(subs, perfect, "perfect.json.gz")
     oracle = submission_doc()  # a baseline sent in again, under a spelling of its name: the baseline stays ours
-    oracle["metadata"]["model"]["id"] = " G2M-Oracle "
+    oracle["metadata"]["model"]["id"] = "G2M-Oracle"  # a Hub id in another case: the board refuses it
     write_file(subs, oracle, "oracle-again.json")
     shutil.copyfile(subs / "perfect.json.gz", subs / "~perfect-again.json.gz")  # the same file twice: ranked once,
                                                                                 # first by name
     junk = submission_doc(output=lambda t: "[[0]]", scores={"exact_match": 1.0})
-    junk["metadata"]["model"]["id"] = HOSTILE_NAME
+    junk["metadata"]["model"].update(id="junk-vlm", backend=HOSTILE_NAME)  # free text: shown as text
     write_file(subs, junk, "junk.json")
+    hostile = submission_doc()  # markup as the model's id: no Hub id, refused (its reason shown as text)
+    hostile["metadata"]["model"]["id"] = HOSTILE_NAME
+    write_file(subs, hostile, "hostile-name.json")
     wrong = submission_doc()
     wrong["metadata"]["dataset"].update(revision="v0.1", content_sha256="f" * 64)
     write_file(subs, wrong, "wrong-revision.json")
@@ -108,7 +111,7 @@ def test_rows_sorting_and_no_console_errors(site, browser):
     assert page.eval_on_selector("#reported", "t => t.closest('.scroll') === null && !t.classList.contains('board')")
     local = page.eval_on_selector_all("#local tbody tr", "rows => rows.map(r => r.getAttribute('data-name'))")
     assert local == ["Test-VLM"]  # the run on other data is shown apart, not ranked
-    assert HOSTILE_NAME in names  # shown as text, never run as markup
+    assert HOSTILE_NAME not in names and "junk-vlm" in names  # no id but a Hub id is ever a row's name
     headers = page.eval_on_selector_all("#board th", "ths => ths.map(t => t.textContent)")
     col = headers.index("cell accuracy")
     assert page.eval_on_selector(f"#board th:nth-child({col + 1})", "t => t.getAttribute('aria-sort')") == "descending"
@@ -126,6 +129,8 @@ def test_rows_sorting_and_no_console_errors(site, browser):
     rejected = page.inner_text("#rejected")
     assert "broken.json" in rejected and "lone surrogate" in rejected and "deep.json" in rejected
     assert "link.json" in rejected and "fifo.json" in rejected
+    assert "hostile-name.json" in rejected and HOSTILE_NAME in rejected  # its reason quotes it, as text
+    assert page.eval_on_selector_all("#rejected script, #rejected img", "es => es.length") == 0
     assert "How to submit" in page.inner_text(".howto") and "g2m submit" in page.inner_text(".howto")
     assert problems == []
 
@@ -215,8 +220,9 @@ def test_csv_markdown_and_space_metadata(site):
     assert "sdk: static" in (site["dir"] / "README.md").read_text()
     rejected = {r["file"]: r["reason"] for r in site["result"]["rejected"]}
     assert rejected.pop("bug.json") == "could not be scored (internal error: ZeroDivisionError)"
-    assert sorted(rejected) == ["broken.json", "deep.json", "fifo.json", "link.json", "oracle-again.json",
-                                "~perfect-again.json.gz"]
+    assert sorted(rejected) == ["broken.json", "deep.json", "fifo.json", "hostile-name.json", "link.json",
+                                "oracle-again.json", "~perfect-again.json.gz"]
+    assert "is not a Hub model id" in rejected["hostile-name.json"]
     assert "built-in baseline" in rejected["oracle-again.json"]
     assert rejected["~perfect-again.json.gz"] == "the same submission as perfect.json.gz (shown once)"
 
@@ -244,7 +250,7 @@ def test_the_front_figure_draws_every_ranked_model_above_how_to_submit(site, bro
     assert "Drawn on one another (the same cell accuracy at every N): " in caption and "g2m-oracle" in caption
     assert ("is near 0 for every" not in page.inner_text("body")
             and "exact match beside it (past N = 8" in page.inner_text("body"))
-    assert HOSTILE_NAME in [name for name, _ in lines]  # a name is text in the SVG too
+    assert "junk-vlm" in [name for name, _ in lines]  # names are the rows' Hub ids
     chance = page.eval_on_selector_all("#figure-all line.chance", "ls => ls.map(l => +l.dataset.chance)")
     assert chance == [3, 5, 10]
     assert page.eval_on_selector("#figure-all", "f => !!(f.compareDocumentPosition(document.querySelector('.howto')) "

@@ -418,12 +418,17 @@ def test_a_name_is_compared_as_it_looks(name, looks_like):
 
 @slow
 def test_a_look_alike_of_a_baselines_name_is_refused(tmp_path):
+    """Letters of other scripts and full-width forms are no Hub id: validate refuses them; an id the Hub accepts
+    that a reader cannot tell from a baseline's (another case) is refused by the board."""
     subs = tmp_path / "subs"
     subs.mkdir()
-    for k, name in enumerate(("g2m-\u043eracle", "\uff47\uff12\uff4d\uff0d\uff52\uff41\uff4e\uff44\uff4f\uff4d")):
+    names = ("g2m-\u043eracle", "\uff47\uff12\uff4d\uff0d\uff52\uff41\uff4e\uff44\uff4f\uff4d", "G2M-Random")
+    for k, name in enumerate(names):
         write_file(subs, cheap_doc(name, f"[[{k}]]"), f"{k}.json")
     result = build_site(subs, tmp_path / "site", progress=False)
     reasons = {r["file"]: r["reason"] for r in result["rejected"]}
-    assert reasons["0.json"].startswith("the model id 'g2m-\\u043eracle' is, or looks like, the built-in baseline "
-                                        "g2m-oracle")
-    assert "looks like, the built-in baseline g2m-random" in reasons["1.json"] and result["submissions"] == 0
+    assert reasons["0.json"].startswith("metadata.model.id 'g2m-\u043eracle' is not a Hub model id: it holds "
+                                        "characters other than ASCII"), reasons["0.json"]
+    assert "is not a Hub model id" in reasons["1.json"]
+    assert reasons["2.json"].startswith("the model id 'G2M-Random' is, or looks like, the built-in baseline "
+                                        "g2m-random") and result["submissions"] == 0

@@ -305,3 +305,61 @@ def test_submit_asks_for_model_info_and_records_it(random_run, tmp_path):
          "print(ask({'params': None, 'open_weights': None, 'release_date': None, 'url': None}, interactive=True))"],
         input="12B\ny\n\nhttps://x.org\n", capture_output=True, text=True, timeout=60)
     assert "{'params': '12B', 'open_weights': True, 'url': 'https://x.org'}" in prompted.stdout
+
+
+@pytest.mark.parametrize(("model_id", "problem"), [
+    ("g2m-oracle", None),
+    ("Qwen/Qwen3-VL-8B-Instruct", None),
+    ("gpt-4o-2024-08-06", None),
+    ("OpenGVLab/InternVL3_5-8B", None),
+    ("g2m-\u043eracle", "characters other than ASCII"),  # a Cyrillic о: looks like the baseline, is not it
+    ("g2m\u2010oracle", "characters other than ASCII"),  # a Unicode hyphen
+    ("\uff47\uff12\uff4d-oracle", "characters other than ASCII"),  # full-width letters
+    (" G2M-Oracle ", "NAME or ORG/NAME"),  # blanks
+    ("g2m-oracle\u200b", "characters other than ASCII"),  # an invisible space
+    ("/home/alice/models/tiny", "a path"),  # a local folder: private, and nothing a reader could fetch
+    ("./tiny", "a path"),
+    ("org/name/extra", "a path"),
+    ("a--b", "without '--'"),
+    ("-oracle", "not starting or ending"),
+    ("x" * 97, "at most 96"),
+    ("<script>alert(1)</script>", "NAME or ORG/NAME"),
+    ("claude-3-5-sonnet@20240620", "NAME or ORG/NAME"),
+    ("", "not a string"),
+    (7, "not a string"),
+])
+def test_a_model_id_must_be_one_the_hub_accepts(model_id, problem):
+    from leaderboard.submissions.model_info import check, id_problem
+
+    got = id_problem(model_id)
+    assert (got is None) == (problem is None) and (problem is None or problem in got), got
+    if problem is not None:
+        with pytest.raises(ValueError, match="is not a Hub model id"):
+            check({"id": model_id})
+
+
+@pytest.mark.slow
+def test_validate_refuses_a_model_id_the_hub_would_not_accept_in_one_line(tmp_path):
+    doc = submission_doc()
+    doc["metadata"]["model"]["id"] = "g2m-\u043eracle"
+    res = g2m("validate", str(write_file(tmp_path, doc)))
+    assert res.returncode == 1 and res.stderr.count("\n") == 1, res.stderr
+    assert "is not a Hub model id: it holds characters other than ASCII" in res.stderr
+
+
+@pytest.mark.slow
+def test_submit_of_a_local_folder_asks_for_the_model_id(random_run, tmp_path):
+    """A run of a local folder is named by its path: private, and no id a reader or an audit could fetch. submit
+    says so in one line and writes nothing; --model-id names the checkpoint."""
+    run = partial_run(random_run, tmp_path)
+    results = next(run.glob("results_*.json"))
+    data = json.loads(results.read_text())
+    data["config"]["model_args"] = "pretrained=/home/alice/ckpt/tiny-vlm"
+    results.write_text(json.dumps(data))
+    out = tmp_path / "s.json"
+    refused = g2m("submit", str(run), "--out", str(out), "--allow-partial", "--no-input")
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1 and not out.exists(), refused.stderr
+    assert "not a Hub model id (it is a path" in refused.stderr and "--model-id ORG/NAME" in refused.stderr
+    named = g2m("submit", str(run), "--out", str(out), "--allow-partial", "--no-input", "--model-id", "org/tiny-vlm")
+    assert named.returncode == 0, named.stderr
+    assert json.loads(out.read_text())["metadata"]["model"]["id"] == "org/tiny-vlm"

@@ -182,3 +182,16 @@ def partial_run(run: Path, folder: Path, drop: str = "g2m_n64_c10") -> Path:
     for f in copy.glob(f"samples_{drop}_*.jsonl"):
         f.unlink()
     return copy
+
+
+def as_hub_model(folder: Path, repo_id: str, cache: Path, revision: str = "0" * 40) -> str:
+    """``folder`` placed in the Hub cache ``cache`` (``HF_HUB_CACHE``) as the snapshot of ``repo_id`` at ``revision``
+    that ``main`` points to: ``from_pretrained(repo_id)`` then loads it offline, as it loads a model downloaded
+    before, so a test can name weights by their Hub id the way a submission must. Returns ``repo_id``."""
+    import shutil
+
+    repo = cache / f"models--{repo_id.replace('/', '--')}"
+    (repo / "refs").mkdir(parents=True, exist_ok=True)
+    (repo / "refs" / "main").write_text(revision)
+    shutil.copytree(folder, repo / "snapshots" / revision, dirs_exist_ok=True)
+    return repo_id
