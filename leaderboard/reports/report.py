@@ -18,6 +18,7 @@ from g2m_base.untrusted import plot
 from leaderboard.reports import figures
 from leaderboard.reports.probes import load_probes, load_sweeps, sweep_sections
 from leaderboard.reports.report_page import write_report
+from leaderboard.reports.viewer import write_viewer
 from leaderboard.rescoring import patch_crossing
 from leaderboard.rescoring.rescore import (
     by_task,
@@ -153,6 +154,7 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str
               "colour_bias": {str(c): b for c, b in bias.items()}, "failed_examples": failed_examples(run, scored),
               "digital_agnosia_gap": gap, "sweeps": sweep_rows, "figures": figs, "partial": list(run.incomplete),
               "cut_by_spreadsheet": [{"id": i, "chars": chars} for i, chars in run.cut]}
+    report["viewer"] = write_viewer(out, run, scored, main, model)
     write_report(out, report, tasks, overall, run, options)
     report["output_dir"], report["run_read"] = str(out), run.which()
     return report

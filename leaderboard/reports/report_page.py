@@ -191,6 +191,8 @@ def write_report(out: Path, report: dict, tasks: dict, overall: dict, run, optio
     md = [f"# G2M report: {md_text(title)}", "", f"> {md_text(line, 2000)}", "",
           *([f"> **Cut by the spreadsheet:** {md_text(cut, 100_000)}", ""] if cut else []),
           f"Run: {md_text(run.results_path.name)}, {len(run.samples):,} samples.", "",
+          *([f"Every sample, one at a time: [{report['viewer']}]({report['viewer']})", ""] if report.get("viewer")
+            else []),
           f"![accuracy against N]({figs['accuracy']})", ""]
     sections = []
     for heading, text, h, r, keys in _sections(report, tasks, overall, options):
@@ -203,4 +205,4 @@ def write_report(out: Path, report: dict, tasks: dict, overall: dict, run, optio
                                                  heading=title, banner=line, cut=cut,
                                                  results_file=run.results_path.name, samples=len(run.samples),
                                                  accuracy_figure=figs["accuracy"], sections=sections,
-                                                 examples=examples))
+                                                 examples=examples, viewer=report.get("viewer")))
