@@ -262,12 +262,6 @@ def draw_alignment(results: list[dict], title: str):
 
 def weighted_mean(res: dict) -> str:
     """The overall difference in words: its value, its interval, and whether it is any effect at all."""
-    from leaderboard.rescoring.patch_crossing import reads_as_none
+    from leaderboard.rescoring.patch_crossing import in_words
 
-    mean, ci = res["difference"], res.get("difference_ci")
-    if mean is None:
-        return "weighted mean n/a"
-    if ci is None:
-        return f"weighted mean {mean:+.3f} (no interval)"
-    verdict = "none beyond noise" if reads_as_none(ci) else "an effect"
-    return f"weighted mean {mean:+.3f} [{ci[0]:+.3f}, {ci[1]:+.3f}]: {verdict}"
+    return f"weighted mean {in_words(res['difference'], res.get('difference_ci'))}"

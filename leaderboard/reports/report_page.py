@@ -15,7 +15,7 @@ from g2m_base.untrusted import md as md_text
 from g2m_base.untrusted import strict_json, term
 from harness_tasks.with_vlmevalkit.files import EXCEL_CELL_LIMIT
 from leaderboard.pages.html import fmt, fmt_ci, md_table, render
-from leaderboard.rescoring.patch_crossing import reads_as_none
+from leaderboard.rescoring.patch_crossing import in_words
 from scoring.paper import STRATEGY_NAMES as PAPER_STRATEGY_NAMES
 from scoring.parsing import STRATEGY_NAMES
 from scoring.score import METRICS
@@ -74,13 +74,8 @@ def _csv(out: Path, tasks: dict) -> None:
 
 
 def _difference(r: dict) -> str:
-    """A patch-alignment difference with its 95% interval over grids, and "none" where the interval holds 0."""
-    d, ci = r["difference"], r.get("difference_ci")
-    if d is None:
-        return "n/a"
-    if ci is None:
-        return f"{fmt(d)} (fewer than 2 grids: no interval)"
-    return f"{fmt(d)} [{fmt(ci[0])}, {fmt(ci[1])}]" + (": none" if reads_as_none(ci) else "")
+    """A patch-alignment difference with its 95% interval over grids (``patch_crossing.in_words``)."""
+    return in_words(r["difference"], r.get("difference_ci"))
 
 
 def _sections(report: dict, tasks: dict, overall: dict, options) -> list[tuple[str, str, list, list, list[str]]]:
@@ -112,8 +107,8 @@ def _sections(report: dict, tasks: dict, overall: dict, options) -> list[tuple[s
          "(pooling sizes would mistake the grid size's effect for alignment): the cells are split at the median "
          "share outside their dominant patch, for a model that sees the image at "
          f"{options.input_size:g} px. Difference: more crossed minus less crossed, with its 95% interval over grids "
-         "(Student's t); \"none\" where the interval holds 0, an effect no bigger than the grids' noise; n/a where "
-         "all cells cross alike. The row \"all\" is the mean over the compared sizes, weighted by grids.",
+         "(Student's t); \"none beyond noise\" where the interval holds 0, an effect no bigger than the grids' noise; "
+         "n/a where all cells cross alike. The row \"all\" is the mean over the compared sizes, weighted by grids.",
          ["patch px", "N", "mean share crossing", "less crossed", "more crossed", "difference [95% CI]", "r"],
          align_rows,
          ["alignment"]),

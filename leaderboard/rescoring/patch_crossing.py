@@ -106,3 +106,12 @@ def alignment(heatmaps: dict[int, np.ndarray], weights: dict[int, int], patch: f
 def reads_as_none(ci: list[float] | None) -> bool:
     """A difference whose interval holds 0 (or that has none) is no evidence of an alignment effect."""
     return ci is None or ci[0] <= 0.0 <= ci[1]
+
+
+def in_words(difference: float | None, ci: list[float] | None) -> str:
+    """A difference with its interval, as the report's table and its figure both write it."""
+    if difference is None:
+        return "n/a"
+    if ci is None:
+        return f"{difference:+.3f} (fewer than 2 grids: no interval)"
+    return f"{difference:+.3f} [{ci[0]:+.3f}, {ci[1]:+.3f}]" + (": none beyond noise" if reads_as_none(ci) else "")
