@@ -24,13 +24,11 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
-import os
 import shutil
-import tempfile
 import time
 from pathlib import Path
 
-from child_cpu import REPO, child  # benchmarks/child_cpu.py: the script's own folder is on sys.path
+from child_cpu import child, scratch  # benchmarks/child_cpu.py: the script's own folder is on sys.path
 
 #: report function -> its draw function
 FIGURES = {"accuracy_vs_n": "draw_accuracy_vs_n", "heatmap_grid": "draw_heatmap_grid", "confusion": "draw_confusion",
@@ -89,10 +87,7 @@ def main() -> None:
     if args.child:
         print(json.dumps(measure(args.child[0], Path(args.child[1]), args.repeat)))
         return
-    tmp = Path(args.keep or tempfile.mkdtemp(prefix="g2m-bench-figures-"))
-    tmp.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_DATASETS_CACHE": str(tmp / "hf"),
-           "PYTHONPATH": str(REPO)}
+    tmp, env = scratch(args.keep, "figures")
     try:
         run = tmp / "runs" / "g2m-random"
         if not run.is_dir():

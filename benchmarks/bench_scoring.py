@@ -26,12 +26,9 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import os
 import shutil
-import tempfile
-from pathlib import Path
 
-from child_cpu import REPO, child  # benchmarks/child_cpu.py: the script's own folder is on sys.path
+from child_cpu import child, scratch  # benchmarks/child_cpu.py: the script's own folder is on sys.path
 
 MAX_REPORT_S, MAX_SUBMIT_S, MAX_BUILD_RATIO = 3.0, 3.0, 2.0
 
@@ -47,10 +44,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3,
                     help="runs of each command, in turns; the least CPU seconds of each is kept (default 3)")
     args = ap.parse_args()
-    tmp = Path(args.keep or tempfile.mkdtemp(prefix="g2m-bench-scoring-"))
-    tmp.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_DATASETS_CACHE": str(tmp / "hf"),
-           "G2M_CACHE_KEY_FILE": str(tmp / "key" / "leaderboard.key"), "PYTHONPATH": str(REPO)}
+    tmp, env = scratch(args.keep, "scoring")
+    env["G2M_CACHE_KEY_FILE"] = str(tmp / "key" / "leaderboard.key")  # a key of its own, never the user's
     try:
         run = tmp / "runs" / "g2m-oracle"
         if not run.is_dir():

@@ -14,13 +14,10 @@ on a 2-core machine: run it on an idle one.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
-import tempfile
 import time
-from pathlib import Path
 
-from child_cpu import REPO, child  # benchmarks/child_cpu.py: the script's own folder is on sys.path
+from child_cpu import child, scratch  # benchmarks/child_cpu.py: the script's own folder is on sys.path
 
 OPEN_S, NEXT_S = 2.0, 0.1
 PRESSES = 40
@@ -30,10 +27,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--keep", help="a folder for the build, the run and the report, kept (reused when it holds them)")
     args = ap.parse_args()
-    tmp = Path(args.keep or tempfile.mkdtemp(prefix="g2m-bench-viewer-"))
-    tmp.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_DATASETS_CACHE": str(tmp / "hf"),
-           "PYTHONPATH": str(REPO)}
+    tmp, env = scratch(args.keep, "viewer")
     try:
         run = tmp / "runs" / "g2m-random"
         if not run.is_dir():

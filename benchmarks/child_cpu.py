@@ -3,9 +3,11 @@ waiting too. Imported by the ``bench_*.py`` scripts beside it (run as ``python b
 
 from __future__ import annotations
 
+import os
 import resource
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -23,3 +25,12 @@ def child(args: list[str], env: dict) -> tuple[float, str]:
     if res.returncode != 0:
         sys.exit(f"{' '.join(args)[:200]} failed:\n{res.stderr[-3000:]}")
     return _children_cpu() - cpu, res.stdout
+
+
+def scratch(keep: str | None, name: str, **extra: str) -> tuple[Path, dict]:
+    """The benchmark's folder (``keep``, reused, or a new temporary one) and the environment its ``g2m`` children run
+    in: offline, datasets' cache inside that folder, this repository first on the path; ``extra`` added."""
+    tmp = Path(keep or tempfile.mkdtemp(prefix=f"g2m-bench-{name}-"))
+    tmp.mkdir(parents=True, exist_ok=True)
+    return tmp, {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_DATASETS_CACHE": str(tmp / "hf"),
+                 "PYTHONPATH": str(REPO), **extra}

@@ -28,9 +28,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from operator import ne
-from typing import Any
 
 import numpy as np
+
+from scoring.score import as_grid
 
 Grid = list[list[int]]
 
@@ -47,13 +48,6 @@ CONFUSED_MIN_WRONG = 2
 
 __all__ = ["CONFUSED_MIN_WRONG", "CUT_SHORT_RIGHT", "ROW_SLACK", "SHAPES", "SHAPE_NAMES", "SHIFT_SHARE",
            "TRANSPOSE_RATIO", "error_shape"]
-
-
-def _grid(x: Any) -> Grid:
-    """Rows as lists of ints, from lists, tuples or a numpy array (``.tolist()``)."""
-    if hasattr(x, "tolist"):
-        x = x.tolist()
-    return [list(map(int, row)) for row in x]  # int() by C's map: a 64 x 64 answer is 4,096 cells
 
 
 def _wrong(a: Sequence[int], b: Sequence[int]) -> int:
@@ -230,7 +224,7 @@ def error_shape(matrix: Sequence[Sequence[int]] | None, target: Sequence[Sequenc
     """The first shape that fits a wrong answer; None for an exact answer, a parse failure or no shape."""
     if matrix is None:
         return None
-    a, t = _grid(matrix), _grid(target)
+    a, t = as_grid(matrix), as_grid(target)  # ragged rows kept as they are
     if not a or a == t:
         return None
     return next((name for name, fits in SHAPES if fits(a, t)), None)
