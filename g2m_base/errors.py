@@ -7,6 +7,10 @@ callers can catch them the usual way.
 
 from __future__ import annotations
 
+import contextlib
+import sys
+from collections.abc import Iterator
+
 
 class G2MError(Exception):
     """A problem the user can fix (bad input, a missing file, a refused submission); shown in one line."""
@@ -50,3 +54,93 @@ class MissingDependency(G2MError, ImportError):
 
 class HarnessError(G2MError, RuntimeError):
     """A harness ran but did not evaluate what was asked (no task found, no results, a crash)."""
+
+
+# -- the Hub's failures ----------------------------------------------------------------------------------------------
+# ``huggingface_hub``'s HTTP client waits forever by default; a command that pushes a release, syncs the board's pull
+# requests or publishes its site must instead give up after ``timeout`` seconds without a connection or an answer,
+# and say in one line what failed (``hub_failure``): offline mode, a refused or dropped connection, an HTTP error, no
+# answer. Any other exception stays a bug.
+
+class HubError(BuildError):
+    """The Hub (or what stands at HF_ENDPOINT) could not be reached or refused a request: not the user's input."""
+
+    exit_code = 1
+
+
+def check_timeout(timeout: float) -> float:
+    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not 0 < timeout < float("inf"):
+        raise UsageError(f"--timeout must be a positive number of seconds, got {timeout!r}")
+    return float(timeout)
+
+
+@contextlib.contextmanager
+def hub_timeouts(timeout: float) -> Iterator[None]:
+    """Every request huggingface_hub makes in this block gives up after ``timeout`` seconds without a connection or
+    without an answer (its own default client has no timeout at all)."""
+    import httpx2
+    from huggingface_hub import set_client_factory
+    from huggingface_hub.utils._http import default_client_factory
+
+    def factory():
+        client = default_client_factory()  # the library's own client, event hooks (offline mode) included
+        client.timeout = httpx2.Timeout(timeout)
+        return client
+
+    set_client_factory(factory)
+    try:
+        yield
+    finally:
+        set_client_factory(default_client_factory)
+
+
+@contextlib.contextmanager
+def quiet_hub() -> Iterator[None]:
+    """No progress bars in a log (they would bury the one line that says what failed) and no "Retrying in 1s"
+    warnings (the outcome is said in one line)."""
+    from huggingface_hub.utils import disable_progress_bars, enable_progress_bars, logging
+
+    if not sys.stderr.isatty():
+        disable_progress_bars()
+    verbosity = logging.get_verbosity()
+    logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        enable_progress_bars()
+        logging.set_verbosity(verbosity)
+
+
+def hub_failure(error: BaseException, endpoint: str, timeout: float, offline_hint: str = "unset it") -> str | None:
+    """One line for the first failure in ``error``'s chain that is the Hub's, not a bug; None when there is none."""
+    import httpx2
+    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
+
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, OfflineModeIsEnabled):
+            return f"offline mode is on (HF_HUB_OFFLINE=1); {offline_hint}"
+        if isinstance(seen, HfHubHTTPError):
+            status = seen.response.status_code if seen.response is not None else "?"
+            text = str(seen).splitlines()[0] if str(seen) else type(seen).__name__
+            return f"{endpoint} answered HTTP {status}: {text[:300]}"
+        if isinstance(seen, httpx2.TimeoutException):
+            return f"no answer from {endpoint} within {timeout:g} s (--timeout)"
+        if isinstance(seen, httpx2.ConnectError):
+            return f"could not connect to {endpoint} ({str(seen)[:200] or 'connection refused'})"
+        if isinstance(seen, (httpx2.TransportError, ConnectionError)):
+            return f"the connection to {endpoint} was dropped ({type(seen).__name__}: {str(seen)[:200]})"
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def status_of(error: BaseException) -> int | None:
+    """The HTTP status of the Hub's answer in ``error``'s chain, if there was one."""
+    from huggingface_hub.errors import HfHubHTTPError
+
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, HfHubHTTPError) and seen.response is not None:
+            return seen.response.status_code
+        seen = seen.__cause__ or seen.__context__
+    return None

@@ -10,6 +10,7 @@ from g2m_base.errors import UsageError
 from g2m_base.flags import add_out, add_quiet
 from g2m_base.untrusted import term
 from leaderboard.audit import cli as audit_cli
+from leaderboard.hub import cli as hub_cli
 from leaderboard.submissions import hub_results
 
 
@@ -45,6 +46,7 @@ INFO_FLAGS = {"params": ("the parameter count", "--params 8B"),
 
 def _submit(args: argparse.Namespace) -> int:
     from dataset_builder.grids.spec import SUBMISSIONS_URL
+    from leaderboard.hub import layout
     from leaderboard.submissions import model_info
     from leaderboard.submissions.submission import submit_run
 
@@ -66,8 +68,11 @@ def _submit(args: argparse.Namespace) -> int:
         print(f"PARTIAL submission written to {term(done.path)}: not for the leaderboard (g2m validate refuses it "
               f"until every task is complete). Missing: {shown}{more}\n{term(done.run, 1000)}")
         return 0
+    where = layout.submission_path(done.model) if layout.model_of(layout.submission_path(done.model)) \
+        else layout.submission_path("ORG/NAME")
     print(f"wrote {term(done.path)}; check it with: g2m validate {term(done.path)}\n"
-          f"then send it as a pull request adding it under submissions/ in {SUBMISSIONS_URL}\n{term(done.run, 1000)}")
+          f"then send it as a pull request adding it as {term(where)} in {SUBMISSIONS_URL} (the board answers there "
+          f"with the same verdict)\n{term(done.run, 1000)}")
     if args.eval_results:  # the Hub's results file: only for a complete run of the release (one line otherwise)
         print(hub_results.said(hub_results.write_eval_results(done.path, source_url=args.source_url)))
     return 0
@@ -76,26 +81,17 @@ def _submit(args: argparse.Namespace) -> int:
 def _validate(args: argparse.Namespace) -> int:
     from g2m_base.files import atomic_write_text, output_file
     from g2m_base.untrusted import strict_json
+    from leaderboard.submissions import said
     from leaderboard.submissions.submission import validate
 
     out = output_file(args.out, inputs=(args.file,)) if args.out is not None else None  # before hours of re-scoring
     v = validate(args.file)
     if not v.ok:
-        print(f"REJECTED: {term(v.reason, 1000)}", file=sys.stderr)
+        print(said.rejected(v.reason), file=sys.stderr)
         return 1
-    o = v.scores["overall"]
     for w in v.warnings:
-        print(f"warning: {term(w, 1000)}", file=sys.stderr)
-    print(f"ACCEPTED {term(args.file)} ({term(v.metadata['model']['id'])}, {v.data}): re-scored exact match "
-          f"{o['exact_match']:.4f}, cell accuracy {o['cell_accuracy']:.4f}, parse failed {o['parse_failed']:.4f}, "
-          f"truncated {o['truncated']:.4f}")
-    for sec in v.probes:
-        b = sec["best"]
-        print(f"  probe {sec['kind']} {sec['config']} ({sec['rows']:,} test rows, scale {sec['scale']:g}) of "
-              f"{term(sec['checkpoint'])} (revision {term(str(sec['revision'] or 'not recorded'))}, config.json "
-              f"sha256 {(sec['config_sha256'] or 'not recorded')[:12]}): re-scored "
-              + ", ".join(f"{r['point']} {r['cell_accuracy']:.4f}" for r in sec["readouts"])
-              + f"; best {b['point']} cell accuracy {b['cell_accuracy']:.4f}, exact match {b['exact_match']:.4f}")
+        print(said.warning(w), file=sys.stderr)
+    print("\n".join(said.accepted(v, args.file)))
     if out is not None:
         atomic_write_text(out, strict_json({"sha256": v.sha256, "data": v.data, "metadata": v.metadata,
                                                        "scores": v.scores, "warnings": v.warnings}, indent=1) + "\n")
@@ -216,3 +212,4 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                   "SUBMISSIONS/audits); each row's tier comes from them")
     b.set_defaults(func=_build, extra="report")
     audit_cli.register(sub, lsub)
+    hub_cli.register(lsub)

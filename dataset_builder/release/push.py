@@ -16,22 +16,24 @@ answer) ends the command with one line that says what failed and that nothing wa
 
 from __future__ import annotations
 
-import contextlib
 import os
-import sys
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from dataset_builder.grids.spec import HUB_REPO_ID, HUB_TIMEOUT, MANIFEST_NAME
 from dataset_builder.release.provenance import describe_build, load_manifest, manifest_configs, release_differences
-from g2m_base.errors import BuildError, G2MError, UsageError
+from g2m_base.errors import (
+    BuildError,
+    G2MError,
+    HubError,
+    UsageError,
+    check_timeout,
+    hub_failure,
+    hub_timeouts,
+    quiet_hub,
+)
 
-
-class HubError(BuildError):
-    """The Hub (or what stands at HF_ENDPOINT) could not be reached or refused a request: not the user's input."""
-
-    exit_code = 1
+__all__ = ["HubError", "PushPlan", "check_timeout", "plan_push", "push"]
 
 
 @dataclass
@@ -62,12 +64,6 @@ def _check_repo_id(repo_id: str) -> None:
     parts = repo_id.split("/")
     if len(parts) != 2 or not all(parts) or any(p in (".", "..") for p in parts):
         raise UsageError(f"--repo-id must look like ORG/NAME, got {repo_id!r}")
-
-
-def check_timeout(timeout: float) -> float:
-    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not 0 < timeout < float("inf"):
-        raise UsageError(f"--timeout must be a positive number of seconds, got {timeout!r}")
-    return float(timeout)
 
 
 def plan_push(root: str | os.PathLike, repo_id: str, revision: str | None = None,
@@ -102,49 +98,6 @@ def plan_push(root: str | os.PathLike, repo_id: str, revision: str | None = None
     return PushPlan(repo_id, revision, commits, total, describe_build(manifest.get("params") or {}, configs))
 
 
-@contextlib.contextmanager
-def hub_timeouts(timeout: float) -> Iterator[None]:
-    """Every request huggingface_hub makes in this block gives up after ``timeout`` seconds without a connection or
-    without an answer (its own default client has no timeout at all)."""
-    import httpx2
-    from huggingface_hub import set_client_factory
-    from huggingface_hub.utils._http import default_client_factory
-
-    def factory():
-        client = default_client_factory()  # the library's own client, event hooks (offline mode) included
-        client.timeout = httpx2.Timeout(timeout)
-        return client
-
-    set_client_factory(factory)
-    try:
-        yield
-    finally:
-        set_client_factory(default_client_factory)
-
-
-def _why(error: BaseException, endpoint: str, timeout: float) -> str | None:
-    """One line for the first failure in ``error``'s chain that is the Hub's, not a bug; None when there is none."""
-    import httpx2
-    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
-
-    seen: BaseException | None = error
-    while seen is not None:
-        if isinstance(seen, OfflineModeIsEnabled):
-            return "offline mode is on (HF_HUB_OFFLINE=1); unset it to push"
-        if isinstance(seen, HfHubHTTPError):
-            status = seen.response.status_code if seen.response is not None else "?"
-            text = str(seen).splitlines()[0] if str(seen) else type(seen).__name__
-            return f"{endpoint} answered HTTP {status}: {text[:300]}"
-        if isinstance(seen, httpx2.TimeoutException):
-            return f"no answer from {endpoint} within {timeout:g} s (--timeout)"
-        if isinstance(seen, httpx2.ConnectError):
-            return f"could not connect to {endpoint} ({str(seen)[:200] or 'connection refused'})"
-        if isinstance(seen, (httpx2.TransportError, ConnectionError)):
-            return f"the connection to {endpoint} was dropped ({type(seen).__name__}: {str(seen)[:200]})"
-        seen = seen.__cause__ or seen.__context__
-    return None
-
-
 def push(
     root: str | os.PathLike,
     repo_id: str,
@@ -161,16 +114,11 @@ def push(
     if dry_run:
         return plan
     from huggingface_hub import HfApi
-    from huggingface_hub.utils import disable_progress_bars, enable_progress_bars, logging
 
     api = api or HfApi()
-    if not sys.stderr.isatty():  # bars in a log would bury the one line that says what failed
-        disable_progress_bars()
-    verbosity = logging.get_verbosity()
-    logging.set_verbosity_error()  # its "Retrying in 1s" warnings: the outcome is said in one line
     stage = "creating the repository"
     try:
-        with hub_timeouts(timeout):
+        with quiet_hub(), hub_timeouts(timeout):
             _prepare(plan, api, private)
             for k, (message, _) in enumerate(plan.commits):
                 stage = f"commit {k + 1} of {len(plan.commits)} ({message})"
@@ -181,14 +129,11 @@ def push(
     except G2MError:
         raise
     except Exception as e:
-        why = _why(e, getattr(api, "endpoint", "the Hub"), timeout)
+        why = hub_failure(e, getattr(api, "endpoint", "the Hub"), timeout, "unset it to push")
         if why is None:
             raise
         raise HubError(f"push to {repo_id} failed while {stage}: {why}; nothing was tagged, run the same command again "
                        "to finish (what was uploaded is not sent again)") from None
-    finally:
-        enable_progress_bars()
-        logging.set_verbosity(verbosity)
     return plan
 
 

@@ -14,7 +14,7 @@ WHO = ("replay it the way the submission was made, with the weights it names: on
        "(as g2m eval takes them); {model} and {revision} in them are the submission's own")
 
 
-def _access(args: argparse.Namespace):
+def access_of(args: argparse.Namespace):
     from leaderboard.audit.replay import Access
 
     return Access(model=args.model, model_args=args.model_args, serve=args.serve, serve_args=args.serve_args,
@@ -22,7 +22,7 @@ def _access(args: argparse.Namespace):
                   concurrency=args.concurrency)
 
 
-def _probes(args: argparse.Namespace):
+def probes_of(args: argparse.Namespace):
     from leaderboard.audit.probe_replay import ProbeAccess
 
     return ProbeAccess(args.probe_checkpoint, args.probe_data)
@@ -33,9 +33,9 @@ def _audit(args: argparse.Namespace) -> int:
     from leaderboard.site.audit_records import AUDITS_DIR
 
     check_int("--k", args.k, 1, MAX_K)
-    access = _access(args)  # a missing way to reach the model fails here, before anything is read
+    access = access_of(args)  # a missing way to reach the model fails here, before anything is read
     audits = Path(args.audits) if args.audits else Path(args.file).parent / AUDITS_DIR
-    print(said(audit(args.file, access, audits, args.data, args.k, progress=not args.quiet, probes=_probes(args))))
+    print(said(audit(args.file, access, audits, args.data, args.k, progress=not args.quiet, probes=probes_of(args))))
     return 0
 
 
@@ -44,8 +44,8 @@ def _audit_all(args: argparse.Namespace) -> int:
 
     check_int("--k", args.k, 1, MAX_K)
     failed = 0
-    for name, done, why in audit_all(args.submissions, _access(args), args.audits, args.data, args.k, args.again,
-                                     progress=not args.quiet, probes=_probes(args)):
+    for name, done, why in audit_all(args.submissions, access_of(args), args.audits, args.data, args.k, args.again,
+                                     progress=not args.quiet, probes=probes_of(args)):
         if done is not None:
             print(f"{term(name)}: {done.tier}: {term(done.reason, 500)}")
         else:
@@ -54,7 +54,7 @@ def _audit_all(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def _add_access(p: argparse.ArgumentParser) -> None:
+def add_access(p: argparse.ArgumentParser) -> None:
     p.add_argument("--serve", default=None, metavar="MODEL", help="start `vllm serve MODEL` for the replay, e.g. "
                                                                   "'{model}'")
     p.add_argument("--serve-args", default="", help="passed to vllm serve untouched (parallelism, memory, ...)")
@@ -84,7 +84,7 @@ def register(sub: argparse._SubParsersAction, leaderboard: argparse._SubParsersA
     p.add_argument("file", help="the submission file")
     p.add_argument("--audits", default=None, help="where to write the record (default: audits/ beside the file, "
                                                   "where g2m leaderboard build reads them)")
-    _add_access(p)
+    add_access(p)
     p.set_defaults(func=_audit, extra="harness")
 
     p = leaderboard.add_parser("audit", help="audit every submission of the folder that has no record yet",
@@ -94,5 +94,5 @@ def register(sub: argparse._SubParsersAction, leaderboard: argparse._SubParsersA
     p.add_argument("submissions", help="the folder of submission files")
     p.add_argument("--audits", default=None, help="the records' folder (default: SUBMISSIONS/audits)")
     p.add_argument("--again", action="store_true", help="audit submissions that have a record too")
-    _add_access(p)
+    add_access(p)
     p.set_defaults(func=_audit_all, extra="harness")

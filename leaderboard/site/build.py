@@ -27,7 +27,15 @@ from leaderboard.site.cache import CACHE_DIR, Cache, file_digest, signing_key
 from leaderboard.site.hub_board import read_hub_board
 from leaderboard.site.index_page import INDEX_FILES, VIEWS, write_index
 from leaderboard.site.model_page import write_model_page
-from leaderboard.site.rows import BASELINES, baseline_rows, cached_form, slug, summaries, well_formed
+from leaderboard.site.rows import (
+    BASELINES,
+    baseline_look_alike,
+    baseline_rows,
+    cached_form,
+    slug,
+    summaries,
+    well_formed,
+)
 from leaderboard.submissions.submission import Validation, validate
 
 LOCK_NAME = "build.lock"  # beside the cache entries, never pruned with them (not a .json entry)
@@ -92,7 +100,13 @@ def _build_site(submissions: Path, out: Path, progress: bool, hub: bool, hub_end
     board.cache.prune()
     return {"rows": len(built), "submissions": sum(r["kind"] == "submission" for r in built), "rejected": rejected,
             "output_dir": str(out), "hub": hub_rows, "baselines": baselines, "audits": len(records),
-            "ignored_audits": ignored, **counts}
+            "ignored_audits": ignored, "unaudited": _unaudited(built), **counts}
+
+
+def _unaudited(built: list[dict]) -> list[str]:
+    """The files of the shown open-weight submissions that no audit has replayed yet: the audit queue."""
+    return [r["file"] for r in built if r["kind"] == "submission" and r["tier"]["why"] == audit_records.NOT_AUDITED
+            and r["meta"]["model"].get("open_weights") is True]
 
 
 class _Known(NamedTuple):
@@ -111,7 +125,6 @@ class _Board:
 
     def __init__(self, submissions: Path, out: Path, cache: Cache, records: dict[str, dict]) -> None:
         self.submissions, self.out, self.cache, self.records = submissions, out, cache, records
-        self.reserved = {skeleton(name): name for name in BASELINES}
         self.built: list[dict] = []
         self.rejected: list[dict] = []
         self.seen: dict[str, tuple[str, str]] = {}  # outputs' sha256 -> (the first file shown with them, its sha256)
@@ -160,10 +173,9 @@ class _Board:
         """Why an accepted file is not shown: a built-in baseline's name (or a look-alike of one), a look-alike of a
         model id shown already, or the same outputs as a file shown already."""
         name = accepted["name"]
-        baseline = self.reserved.get(skeleton(name))  # in any spelling a reader could not tell apart from it
+        baseline = baseline_look_alike(name)  # in any spelling a reader could not tell apart from it
         if baseline is not None:
-            return (f"the model id {ascii(name.strip())} is, or looks like, the built-in baseline {baseline}; "
-                    "baselines are computed here, never taken from a submission")
+            return baseline
         shown = self.names.get(skeleton(name))
         if shown is not None and shown != name:  # two ids a reader could not tell apart, for two models
             return (f"the model id {ascii(name)} looks like {ascii(shown)}, which the board already shows, but is "

@@ -14,7 +14,7 @@ from dataset_builder.grids.render import render_rgb
 from g2m_base.bounded_json import Rejected
 from g2m_base.errors import UsageError
 from g2m_base.files import safe_name
-from g2m_base.untrusted import check_value
+from g2m_base.untrusted import check_value, skeleton
 from leaderboard.rescoring.rescore import score_output, summarise, truth_matrix, zero_shot_truth
 from leaderboard.site import gap_board
 from leaderboard.site.audit_records import VERDICTS, well_formed_tier
@@ -31,6 +31,15 @@ def slug(name: str, suffix: str = "") -> str:
 
 #: The built-in reference models: computed here, never taken from a submission (their names are reserved).
 BASELINES = ("g2m-oracle", "g2m-random")
+
+
+def baseline_look_alike(name: str) -> str | None:
+    """Why ``name`` may not name a submission's row: it is, or a reader could not tell it from, a built-in baseline."""
+    baseline = {skeleton(b): b for b in BASELINES}.get(skeleton(name))
+    if baseline is None:
+        return None
+    return (f"the model id {ascii(name.strip())} is, or looks like, the built-in baseline {baseline}; baselines are "
+            "computed here, never taken from a submission")
 
 
 @lru_cache(maxsize=1)

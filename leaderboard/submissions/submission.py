@@ -70,6 +70,7 @@ class Submitted:
     path: Path
     run: str
     missing: tuple[str, ...] = ()
+    model: str = ""  # the model id it names
 
     @property
     def partial(self) -> bool:
@@ -148,7 +149,7 @@ def submit_run(run_dir: str | Path, out: str | Path | None = None, allow_partial
         raise Rejected(f"the submission would be {len(data) / 2**20:.0f} MiB, over the {MAX_FILE_BYTES >> 20} MiB "
                        f"limit")
     atomic_write_bytes(out, data)
-    return Submitted(out, run.which(), tuple(lacking))
+    return Submitted(out, run.which(), tuple(lacking), doc["metadata"]["model"]["id"])
 
 
 def _check_format(value: object) -> None:

@@ -4,22 +4,35 @@ It answers the routes that the real ``huggingface_hub`` client (and ``datasets``
 release and read it back by its Hub id, with the headers the client expects, and keeps repositories as real commits
 (each one a full tree of files, LFS objects stored by their sha256), branches and tags:
 
-- ``POST /api/repos/create``; ``GET /api/{type}s/{repo}[/revision/{rev}]`` (repository info);
+- ``POST /api/repos/create`` (a Space keeps its ``sdk`` and starts with a README.md whose front matter names it);
+  ``GET /api/{type}s/{repo}[/revision/{rev}]`` (repository info; a Space's carries its ``sdk``);
 - ``POST /api/{type}s/{repo}/preupload/{rev}``; ``POST /{prefix}{repo}.git/info/lfs/objects/batch`` and the ``PUT``
   of each object to the upload link it hands out; ``POST /api/validate-yaml``;
-- ``POST /api/{type}s/{repo}/commit/{rev}`` (ndjson: header, file, lfsFile, deletedFile, deletedFolder);
-- ``POST /api/{type}s/{repo}/tag/{rev}``; ``GET /api/{type}s/{repo}/refs``;
+- ``POST /api/{type}s/{repo}/commit/{rev}`` (ndjson: header, file, lfsFile, deletedFile, deletedFolder) on a branch,
+  or on ``refs/pr/N`` (a ``commit`` event on pull request N); with ``create_pr=1`` it opens a pull request instead:
+  a new number N, ``refs/pr/N`` started at the branch's head (or the header's ``parentCommit``), the commit on it,
+  and ``pullRequestUrl`` ``{url}/{prefix}{repo}/discussions/N``;
+- ``POST /api/{type}s/{repo}/tag/{rev}``; ``GET /api/{type}s/{repo}/refs`` (``pullRequests`` with ``include_prs=1``);
 - ``GET /api/{type}s/{repo}/tree/{rev}[/{path}]``; ``POST /api/{type}s/{repo}/paths-info/{rev}``;
+  ``GET /api/{type}s/{repo}/commits/{rev}`` (``list_repo_commits``: the revision's history, newest first);
 - ``HEAD``/``GET /{prefix}{repo}/resolve/{rev}/{path}`` (ETag, X-Repo-Commit, Content-Length, X-Linked-Etag and
   X-Linked-Size for LFS files, byte ranges);
 - ``GET /api/datasets/{repo}/leaderboard`` (``HfApi.get_dataset_leaderboard``): the list a test put in
   ``server.leaderboards[repo]``, as the Hub's JSON (``rank``, ``modelId``, ``value``, ``filename``, ``verified``,
-  ``source``, ``author``, ``notes``), or 404 for a dataset without one.
+  ``source``, ``author``, ``notes``), or 404 for a dataset without one;
+- users (``server.tokens``, ``server.orgs``), ``GET /api/whoami-v2``, and the discussions and pull requests routes:
+  see ``hub_discussions``, which says who may write what.
+
+Every revision a route takes may be a branch, a tag, a commit id or ``refs/pr/N`` (the client URL-quotes it).
+The client must upload without Xet (``HF_HUB_DISABLE_XET=1``, or ``huggingface_hub.constants.HF_HUB_DISABLE_XET``
+set in the process): the stand-in speaks the LFS protocol only.
 
 Faults for the failure tests: ``server.fail(route, mode, times, after)`` makes the next ``times`` requests of a route
 answer HTTP 500 (``"500"``), close the connection without an answer (``"drop"``), never answer (``"hang"``), or do their
 work and then never answer (``"hang_after"``: a commit that is made but whose answer never comes). Every request is
-logged in ``server.log`` as (method, route), so a test can say which routes the client used.
+logged in ``server.log`` as (method, route), so a test can say which routes the client used. The routes of
+``hub_discussions`` are ``whoami``, ``discussions`` (the list), ``create-discussion``, ``discussion`` (details),
+``comment``, ``status``, ``title`` and ``merge``.
 """
 
 from __future__ import annotations
@@ -33,9 +46,11 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
+from tests.support.hub_discussions import DISCUSSIONS_PATH, Discussion, DiscussionRoutes, pr_number
+
 LFS_SUFFIXES = (".parquet", ".png", ".bin", ".safetensors")
 _API = re.compile(r"^/api/(models|datasets|spaces)/([^/]+/[^/]+?)"
-                  r"(?:/(preupload|commit|tag|tree|paths-info|revision|refs)"
+                  r"(?:/(preupload|commit|commits|tag|tree|paths-info|revision|refs)"
                   r"(?:/([^/]+))?(?:/(.*))?)?$")
 _LFS_BATCH = re.compile(r"^/(datasets/|spaces/)?([^/]+/[^/]+)\.git/info/lfs/objects/batch$")
 _LEADERBOARD = re.compile(r"^/api/datasets/([^/]+/[^/]+)/leaderboard$")
@@ -74,12 +89,17 @@ class Repo:
     kind: str
     repo_id: str
     private: bool
+    sdk: str | None = None  # a Space's
     commits: dict[str, Commit] = field(default_factory=dict)
     branches: dict[str, str] = field(default_factory=dict)
     tags: dict[str, str] = field(default_factory=dict)
+    pr_heads: dict[int, str] = field(default_factory=dict)  # N -> the head of refs/pr/N
+    discussions: dict[int, Discussion] = field(default_factory=dict)  # discussions and pull requests, from 1
 
     def resolve(self, rev: str) -> Commit | None:
-        oid = self.branches.get(rev) or self.tags.get(rev) or (rev if rev in self.commits else None)
+        num = pr_number(rev)
+        oid = (self.pr_heads.get(num) if num is not None else
+               self.branches.get(rev) or self.tags.get(rev) or (rev if rev in self.commits else None))
         return self.commits.get(oid) if oid else None
 
 
@@ -94,10 +114,14 @@ class HubStandIn(ThreadingHTTPServer):
         self.log: list[tuple[str, str]] = []
         self.faults: dict[str, list] = {}
         self.leaderboards: dict[str, list] = {}  # dataset id -> the entries its leaderboard route answers
+        self.tokens: dict[str, str] = {}  # token -> user name; while empty, no request needs one (hub_discussions)
+        self.orgs: dict[str, set[str]] = {}  # organisation -> its members, who may write to its repositories
+        self.page_size = 50  # discussions a page, as the Hub
         self.lock = threading.RLock()
         self.stopping = threading.Event()
         self._counter = 0
-        self._thread = threading.Thread(target=self.serve_forever, daemon=True)
+        # a short poll: shutdown() waits for serve_forever to notice, half a second a test at the default 0.5 s
+        self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     @property
     def url(self) -> str:
@@ -130,6 +154,12 @@ class HubStandIn(ThreadingHTTPServer):
     def repo(self, kind: str, repo_id: str) -> Repo | None:
         return self.repos.get((kind, repo_id))
 
+    def add_commit(self, repo: Repo, parent: Commit | None, title: str, files: dict[str, Blob]) -> Commit:
+        """A new commit of ``repo`` (no ref moves to it); under the lock."""
+        commit = Commit(self.new_oid(repo.repo_id, title), parent.oid if parent else None, title, files)
+        repo.commits[commit.oid] = commit
+        return commit
+
     def files(self, kind: str, repo_id: str, rev: str = "main") -> dict[str, bytes]:
         """The files of a revision, as bytes (for the tests' own checks)."""
         commit = self.repo(kind, repo_id).resolve(rev)
@@ -140,8 +170,11 @@ class _Drop(Exception):
     pass
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(DiscussionRoutes, BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # an answer's headers and body go out as two writes: with Nagle's algorithm the body waited for the client's
+    # delayed ACK of the headers, some 40 ms a request on a kept-alive connection
+    disable_nagle_algorithm = True
     server: HubStandIn
 
     def log_message(self, *args) -> None:  # quiet
@@ -222,6 +255,11 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._json(200, {"errors": [], "warnings": []})
             if self.command == "PUT" and path.startswith("/lfs-upload/"):
                 return self._lfs_put(path.rsplit("/", 1)[1], body)
+            if self.command == "GET" and path == "/api/whoami-v2":
+                return self._whoami()
+            m = DISCUSSIONS_PATH.match(path)
+            if m:
+                return self._discussions(m.group(1), m.group(2), m.group(3), m.group(4), query, body)
             m = _LEADERBOARD.match(path)
             if m and self.command == "GET":
                 self._fault("leaderboard", True)
@@ -253,19 +291,30 @@ class _Handler(BaseHTTPRequestHandler):
     def _create_repo(self, doc: dict) -> None:
         self._fault("create-repo", True)
         kind = (doc.get("type") or "model") + "s"
-        repo_id = f"{doc['organization']}/{doc['name']}" if doc.get("organization") else doc["name"]
+        user = self._writer()
+        if user is None:
+            return None
+        namespace = doc.get("organization") or (user if self.server.tokens else None)  # no users: a bare name
+        repo_id = f"{namespace}/{doc['name']}" if namespace else doc["name"]
+        if not self._may_write(user, repo_id):
+            return self._refuse_write(repo_id)
+        if kind == "spaces" and doc.get("sdk") not in ("gradio", "docker", "static"):
+            return self._error(400, "BadRequest", "a Space needs an sdk: gradio, docker or static")
         with self.server.lock:
             if (kind, repo_id) in self.server.repos:  # the Hub's 409 names the repository too
                 return self._json(409, {"error": "You already created this repo",
                                         "url": f"{self.server.url}/{_PREFIX[kind]}{repo_id}"},
                                   {"X-Error-Message": "You already created this repo"})
-            repo = Repo(kind, repo_id, bool(doc.get("private")))
-            first = Commit(self.server.new_oid(repo_id), None, "initial commit",
-                           {".gitattributes": Blob(b"*.parquet filter=lfs diff=lfs merge=lfs -text\n", False)})
-            repo.commits[first.oid] = first
+            repo = Repo(kind, repo_id, doc.get("private") is True or doc.get("visibility") == "private",
+                        sdk=doc.get("sdk") if kind == "spaces" else None)
+            files = {".gitattributes": Blob(b"*.parquet filter=lfs diff=lfs merge=lfs -text\n", False)}
+            if repo.sdk:  # the card the Hub writes for a new Space
+                files["README.md"] = Blob(f"---\ntitle: {doc['name']}\nemoji: 🦀\ncolorFrom: blue\ncolorTo: gray\n"
+                                          f"sdk: {repo.sdk}\npinned: false\n---\n".encode(), False)
+            first = self.server.add_commit(repo, None, "initial commit", files)
             repo.branches["main"] = first.oid
             self.server.repos[(kind, repo_id)] = repo
-        self._json(200, {"url": f"{self.server.url}/{_PREFIX[kind]}{repo_id}", "name": repo_id})
+        self._json(200, {"url": f"{self.server.url}/{_PREFIX[kind]}{repo_id}", "name": repo_id, "id": repo_id})
 
     def _api(self, kind, repo_id, action, rev, rest, query, body) -> None:
         repo = self.server.repo(kind, repo_id)
@@ -280,6 +329,9 @@ class _Handler(BaseHTTPRequestHandler):
                                  o in repo.branches.items()],
                     "tags": [{"name": t, "ref": f"refs/tags/{t}", "targetCommit": o} for t, o in repo.tags.items()],
                     "converts": []}
+            if query.get("include_prs", ["0"])[0] in ("1", "true"):
+                refs["pullRequests"] = [{"name": f"refs/pr/{n}", "ref": f"refs/pr/{n}", "targetCommit": o}
+                                        for n, o in sorted(repo.pr_heads.items())]
             return self._json(200, refs)
         commit = repo.resolve(rev)
         if commit is None:
@@ -288,9 +340,17 @@ class _Handler(BaseHTTPRequestHandler):
         if action == "preupload" and self.command == "POST":
             return self._preupload(commit, json.loads(body))
         if action == "commit" and self.command == "POST":
-            return self._commit(repo, rev, commit, body)
+            return self._commit(repo, rev, commit, body, query.get("create_pr", ["0"])[0] in ("1", "true"))
         if action == "tag" and self.command == "POST":
             return self._tag(repo, commit, json.loads(body))
+        if action == "commits" and self.command == "GET":  # list_repo_commits: the history, newest first
+            self._fault("commits", True)
+            history = []
+            while commit is not None:
+                history.append({"id": commit.oid, "title": commit.title, "message": "",
+                                "date": "2026-12-01T00:00:00.000Z", "authors": [{"user": "anonymous"}]})
+                commit = repo.commits.get(commit.parent) if commit.parent else None
+            return self._json(200, history)
         if action == "tree" and self.command == "GET":
             self._fault("tree", True)
             recursive = query.get("recursive", ["false"])[0].lower() in ("1", "true")
@@ -315,7 +375,9 @@ class _Handler(BaseHTTPRequestHandler):
                          "disabled": False, "gated": False, "downloads": 0, "likes": 0, "tags": [],
                          "author": repo.repo_id.split("/")[0], "lastModified": "2026-12-01T00:00:00.000Z",
                          "createdAt": "2026-12-01T00:00:00.000Z", "cardData": {},
-                         "siblings": [{"rfilename": p} for p in sorted(commit.files)]})
+                         "siblings": [{"rfilename": p} for p in sorted(commit.files)],
+                         **({"sdk": repo.sdk, "subdomain": repo.repo_id.replace("/", "-").lower()}
+                            if repo.sdk else {})})
 
     def _entry(self, commit: Commit, path: str, expand: bool) -> dict:
         blob = commit.files[path]
@@ -383,21 +445,34 @@ class _Handler(BaseHTTPRequestHandler):
         self._fault("lfs-upload", False)
         self._send(200)
 
-    def _commit(self, repo: Repo, rev: str, head: Commit, body: bytes) -> None:
+    def _commit(self, repo: Repo, rev: str, head: Commit, body: bytes, create_pr: bool) -> None:
         self._fault("commit", True)
+        user = self._writer()
+        if user is None:
+            return None
+        num = pr_number(rev)
+        if create_pr or num is None:  # a pull request opens against a branch, a commit lands on one
+            if rev not in repo.branches:
+                return self._error(404, "RevisionNotFound", f"Invalid rev id: {rev} is not a branch")
+            if not create_pr and not self._may_write(user, repo.repo_id):
+                return self._refuse_write(repo.repo_id)
+        elif repo.discussions[num].status == "merged":  # refs/pr/N: anyone may push to a pull request still open
+            return self._error(400, "BadRequest", f"pull request #{num} is merged")
+        items = [json.loads(line) for line in body.splitlines() if line.strip()]
+        header = next((i["value"] for i in items if i["key"] == "header"), {})
+        title, parent = header.get("summary", ""), header.get("parentCommit")
+        if parent and create_pr:  # the pull request starts from the parent commit named
+            head = next((c for o, c in repo.commits.items() if o.startswith(parent)), None)
+            if head is None:
+                return self._error(404, "RevisionNotFound", f"Invalid rev id: {parent}")
+        elif parent and not head.oid.startswith(parent):
+            return self._error(412, "PreconditionFailed", "parent commit is not the head")
         files = dict(head.files)
-        title = ""
-        for line in body.splitlines():
-            if not line.strip():
-                continue
-            item = json.loads(line)
+        for item in items:
             key, value = item["key"], item["value"]
             if key == "header":
-                title = value.get("summary", "")
-                parent = value.get("parentCommit")
-                if parent and parent != head.oid:
-                    return self._error(412, "PreconditionFailed", "parent commit is not the head")
-            elif key == "file":
+                continue
+            if key == "file":
                 if value.get("encoding") != "base64":
                     return self._error(400, "BadRequest", "only base64 file content is supported")
                 files[value["path"]] = Blob(base64.b64decode(value["content"]), False)
@@ -414,16 +489,29 @@ class _Handler(BaseHTTPRequestHandler):
                 files = {p: b for p, b in files.items() if not p.startswith(prefix)}
             else:
                 return self._error(400, "BadRequest", f"unknown commit line {key!r}")
+        pr_url = None
         with self.server.lock:
-            commit = Commit(self.server.new_oid(repo.repo_id, title), head.oid, title, files)
-            repo.commits[commit.oid] = commit
-            repo.branches[rev if rev in repo.branches else "main"] = commit.oid
+            commit = self.server.add_commit(repo, head, title, files)
+            if create_pr:
+                disc = self.open_pull_request(repo, title, header.get("description", ""), user, rev, head.oid,
+                                              draft=False)
+                num, pr_url = disc.num, self._discussion_url(repo, disc.num)
+            if num is None:
+                repo.branches[rev] = commit.oid
+            else:
+                repo.pr_heads[num] = commit.oid
+                self.add_event(repo.discussions[num], "commit", user, {"subject": title, "oid": commit.oid})
         self._fault("commit", False)
-        self._json(200, {"success": True, "commitOid": commit.oid, "pullRequestUrl": None,
+        self._json(200, {"success": True, "commitOid": commit.oid, "pullRequestUrl": pr_url, "hookOutput": "",
                          "commitUrl": f"{self.server.url}/{_PREFIX[repo.kind]}{repo.repo_id}/commit/{commit.oid}"})
 
     def _tag(self, repo: Repo, commit: Commit, doc: dict) -> None:
         self._fault("tag", True)
+        user = self._writer()
+        if user is None:
+            return None
+        if not self._may_write(user, repo.repo_id):
+            return self._refuse_write(repo.repo_id)
         with self.server.lock:
             if doc["tag"] in repo.tags or doc["tag"] in repo.branches:
                 return self._error(409, "Conflict", f"tag {doc['tag']} already exists")

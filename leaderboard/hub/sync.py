@@ -1,0 +1,203 @@
+"""``g2m leaderboard sync``: answer the submissions repository's open pull requests.
+
+For each open pull request, at its head revision: what it changes is checked against ``layout.refusal`` from the
+two trees' paths and sizes (nothing is downloaded for a refused one); the one submission it adds is downloaded at
+that revision, into a temporary folder, and validated as ``g2m validate`` does (plain JSON read with size caps,
+never executed); the board posts one comment with the verdict in ``g2m validate``'s words, and with ``merge`` merges
+an accepted one. A pull request answered at its current revision by this account is left alone (the comment's
+marker says which revision), so a second run changes nothing and a new commit is checked again; a run that dies
+after a comment and before its merge merges on the next run.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dataset_builder.grids.spec import HUB_TIMEOUT, SUBMISSIONS_REPO_ID
+from g2m_base.errors import G2MError, HubError, UsageError, check_timeout, hub_failure, hub_timeouts, quiet_hub
+from leaderboard.hub import comments, layout
+from leaderboard.site.rows import baseline_look_alike
+from leaderboard.submissions import said
+
+#: Pull requests answered in one run at most; the rest wait for the next run (a flood cannot hold a run for days).
+MAX_PER_RUN = 200
+_GZIP = b"\x1f\x8b"
+
+
+@dataclass
+class Answer:
+    """What one run did with one pull request."""
+
+    num: int
+    revision: str
+    verdict: str | None  # accepted / rejected; None when left alone
+    lines: list[str] = field(default_factory=list)  # g2m validate's lines
+    path: str | None = None  # the submission it adds, when it adds one
+    commented: bool = False
+    merged: bool = False
+    note: str = ""  # why it was left alone, or what stopped its merge
+
+    def said(self) -> str:
+        what = self.verdict.upper() if self.verdict else "unchanged"
+        done = [w for w, yes in (("commented", self.commented), ("merged", self.merged)) if yes]
+        tail = "; ".join([*done, *([self.note] if self.note else [])])
+        first = self.lines[0] if self.lines else ""
+        return f"#{self.num} at {self.revision[:12]}: {what}{f' ({tail})' if tail else ''}" + (
+            f"\n  {first}" if first and (self.commented or self.verdict) else "")
+
+
+def sync(repo_id: str = SUBMISSIONS_REPO_ID, merge: bool = False, api=None, timeout: float = HUB_TIMEOUT,
+         limit: int = MAX_PER_RUN) -> list[Answer]:
+    """Answer every open pull request of ``repo_id`` (see the module's docstring); ``api`` defaults to ``HfApi()``,
+    which finds the token and endpoint the standard way. Any failure of the Hub ends it with one line (``HubError``);
+    what was answered before it stays answered, and the next run goes on from there."""
+    from huggingface_hub import HfApi
+
+    timeout = check_timeout(timeout)
+    api = api or HfApi()
+    stage = "finding this account (a token of the board's account is needed: HF_TOKEN or `hf auth login`)"
+    answers: list[Answer] = []
+    try:
+        with quiet_hub(), hub_timeouts(timeout):
+            me = api.whoami()["name"]
+            stage = f"listing the open pull requests of {repo_id}"
+            prs = [d for d in api.get_repo_discussions(repo_id, repo_type="dataset", discussion_type="pull_request",
+                                                       discussion_status="open")]
+            repo = _Repo(api, repo_id)
+            for d in sorted(prs, key=lambda d: d.num)[:limit]:
+                stage = f"answering pull request #{d.num}"
+                answers.append(_answer(repo, d.num, me, merge))
+    except G2MError:
+        raise
+    except Exception as e:
+        why = hub_failure(e, getattr(api, "endpoint", "the Hub"), timeout, "unset it to sync")
+        if why is None:
+            raise
+        done = f"; {len(answers)} answered before it stay answered" if answers else ""
+        raise HubError(f"sync of {repo_id} failed while {stage}: {why}{done}; run it again to go on") from None
+    if len(prs) > limit:
+        answers.append(Answer(0, "0" * 40, None, note=f"{len(prs) - limit} more open pull requests wait for the next "
+                                                       "run"))
+    return answers
+
+
+def _tree(api, repo_id: str, revision: str) -> tuple[dict[str, str], dict[str, int]]:
+    """(path -> content id, path -> size) of the revision's files."""
+    files = [f for f in api.list_repo_tree(repo_id, repo_type="dataset", revision=revision, recursive=True)
+             if hasattr(f, "size") and hasattr(f, "blob_id")]
+    return {f.path: (f.lfs.sha256 if f.lfs else f.blob_id) for f in files}, {f.path: f.size for f in files}
+
+
+class _Repo:
+    """What one run reads of the repository once: main's files and history (a pull request's merge base is the
+    newest of its commits that main has)."""
+
+    def __init__(self, api, repo_id: str) -> None:
+        self.api, self.repo_id = api, repo_id
+        self.refresh()
+
+    def refresh(self) -> None:
+        self.main, _ = _tree(self.api, self.repo_id, "main")
+        self.history = {c.commit_id for c in self.api.list_repo_commits(self.repo_id, repo_type="dataset")}
+
+    def change(self, head: str) -> tuple[str | None, str | None]:
+        """``layout.refusal`` of the pull request whose head is ``head``."""
+        ours = [c.commit_id for c in self.api.list_repo_commits(self.repo_id, repo_type="dataset", revision=head)]
+        base = next((c for c in ours if c in self.history), None)
+        if base is None:
+            return None, "it shares no history with main: open it from the repository's main branch"
+        before, _ = _tree(self.api, self.repo_id, base)
+        after, sizes = _tree(self.api, self.repo_id, head)
+        return layout.refusal(before, after, sizes, set(self.main))
+
+
+def _answer(repo: _Repo, num: int, me: str, merge: bool) -> Answer:
+    api, repo_id = repo.api, repo.repo_id
+    details = api.get_discussion_details(repo_id, num, repo_type="dataset")
+    head = api.repo_info(repo_id, repo_type="dataset", revision=f"refs/pr/{num}").sha
+    said_before = comments.answered([(e.author, getattr(e, "content", "")) for e in details.events
+                                     if e.type == "comment"], me)
+    if said_before is not None and said_before[0] == head:
+        answer = Answer(num, head, None, note=f"answered at this revision already ({said_before[1]})")
+        if said_before[1] == "accepted" and merge:  # a run that died between its comment and the merge
+            answer.verdict = "accepted"
+            _merge(repo, num, head, answer)
+        return answer
+    answer = _verdict(repo, head, num)
+    api.comment_discussion(repo_id, num, comments.comment(head, answer.verdict, answer.lines, merge),
+                           repo_type="dataset")
+    answer.commented = True
+    if answer.verdict == "accepted" and merge:
+        _merge(repo, num, head, answer)
+    return answer
+
+
+def _verdict(repo: _Repo, head: str, num: int) -> Answer:
+    path, why = repo.change(head)
+    if why is not None:
+        return Answer(num, head, "rejected", [said.rejected(why)])
+    with tempfile.TemporaryDirectory(prefix="g2m-sync-") as tmp:
+        got = repo.api.hf_hub_download(repo.repo_id, path, repo_type="dataset", revision=head, cache_dir=tmp)
+        local = Path(tmp) / Path(path).name  # a regular file of its own (the cache's entry is a link into blobs)
+        shutil.copyfile(got, local)
+        lines = _check_file(local, path)
+    return Answer(num, head, "rejected" if lines[0].startswith("REJECTED") else "accepted", lines, path)
+
+
+def _check_file(local: Path, path: str) -> list[str]:
+    """``g2m validate``'s lines for the downloaded file, with the two things a file name promises checked too: that it
+    is gzip, and that it holds the outputs of the model it is named after."""
+    from leaderboard.submissions.submission import validate
+
+    with open(local, "rb") as f:
+        if f.read(2) != _GZIP:
+            return [said.rejected(f"{path} is not gzip-compressed: send the .json.gz that g2m submit writes")]
+    v = validate(local)
+    if not v.ok:
+        return [said.rejected(v.reason)]
+    model, named = v.metadata["model"]["id"], layout.model_of(path)
+    if model != named:
+        return [said.rejected(f"{path} is named for {named} but holds the outputs of {model}: name it "
+                              f"{layout.submission_path(model)}")]
+    look_alike = baseline_look_alike(model)
+    if look_alike is not None:
+        return [said.rejected(look_alike)]
+    return [*(said.warning(w) for w in v.warnings), *said.accepted(v, path)]
+
+
+def _merge(repo: _Repo, num: int, checked: str, answer: Answer) -> None:
+    """Merge the pull request if its head is still the revision that was checked (a commit pushed since is checked
+    on the next run, never merged unseen) and it still adds one new submission to main as main is now (another
+    pull request may have added the same file since: refused in a comment of its own)."""
+    from huggingface_hub.errors import HfHubHTTPError
+
+    api, repo_id = repo.api, repo.repo_id
+    if api.repo_info(repo_id, repo_type="dataset", revision=f"refs/pr/{num}").sha != checked:
+        answer.note = "not merged: a commit was pushed after the check; the next run checks it"
+        return
+    repo.refresh()
+    answer.path, why = repo.change(checked)
+    if why is not None:
+        answer.verdict, answer.lines = "rejected", [said.rejected(why)]
+        api.comment_discussion(repo_id, num, comments.comment(checked, "rejected", answer.lines, True),
+                               repo_type="dataset")
+        answer.commented = True
+        return
+    try:
+        api.merge_pull_request(repo_id, num, repo_type="dataset")
+    except HfHubHTTPError as e:
+        if e.response is None or e.response.status_code not in (400, 403, 409, 422):
+            raise
+        answer.note = f"not merged: the Hub refused ({e.response.status_code}: {str(e).splitlines()[0][:200]})"
+        return
+    answer.merged = True
+
+
+def check_repo_id(repo_id: str) -> str:
+    parts = repo_id.split("/")
+    if len(parts) != 2 or not all(parts) or any(p in (".", "..") for p in parts):
+        raise UsageError(f"--repo must look like ORG/NAME, got {repo_id!r}")
+    return repo_id

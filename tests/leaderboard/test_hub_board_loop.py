@@ -1,0 +1,229 @@
+"""The board run on the Hub, against the loopback stand-in (``tests/support/hub_server.py``) with the real
+``huggingface_hub`` client: pull requests from submitters are answered and merged by ``g2m leaderboard sync``, the
+site is published to a static Space by ``g2m leaderboard publish``, and ``g2m leaderboard cycle`` does the whole
+loop, once at a time, and resumes after a failure."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+
+import pytest
+
+from g2m_base.files import folder_lock
+from leaderboard.hub.cycle import LOCK
+from leaderboard.site import audit_records
+from leaderboard.site.cache import signing_key
+from leaderboard.submissions.submission import validate
+from tests.support.helpers import cheap_doc, g2m
+from tests.support.hub_server import HubStandIn
+
+pytestmark = pytest.mark.slow
+
+SUB = "board-test/g2m-submissions"
+BOARD, ALICE, BOB, MALLORY = "hf_board", "hf_alice", "hf_bob", "hf_mallory"
+
+
+def _api(hub, token):
+    from huggingface_hub import HfApi
+
+    return HfApi(endpoint=hub.url, token=token)
+
+
+def _gz(model: str, answer: str = "[[0]]", open_weights: bool = True) -> bytes:
+    doc = cheap_doc(model, answer)
+    doc["metadata"]["model"]["open_weights"] = open_weights
+    return gzip.compress(json.dumps(doc).encode(), mtime=0)
+
+
+def _pr(hub, token: str, files: dict[str, bytes], title: str) -> int:
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+
+    ops = [CommitOperationDelete(p) if data is None else CommitOperationAdd(p, data) for p, data in files.items()]
+    return _api(hub, token).create_commit(SUB, operations=ops, commit_message=title, repo_type="dataset",
+                                          create_pr=True).pr_num
+
+
+def _push(hub, token: str, num: int, files: dict[str, bytes]) -> None:
+    from huggingface_hub import CommitOperationAdd
+
+    _api(hub, token).create_commit(SUB, operations=[CommitOperationAdd(p, d) for p, d in files.items()],
+                                   commit_message="fix", repo_type="dataset", revision=f"refs/pr/{num}")
+
+
+def _thread(hub, num: int):
+    return _api(hub, BOARD).get_discussion_details(SUB, num, repo_type="dataset")
+
+
+def _ours(hub, num: int) -> list[str]:
+    return [e.content for e in _thread(hub, num).events if e.type == "comment" and e.author == "g2m-board"]
+
+
+def _run(hub, *args: str):
+    return g2m("leaderboard", *args, env={"HF_ENDPOINT": hub.url, "HF_TOKEN": BOARD, "HF_HUB_OFFLINE": "0",
+                                          "HF_HUB_DISABLE_XET": "1"}, timeout=300)
+
+
+@pytest.fixture
+def hub(monkeypatch):
+    """The stand-in, the board's account the only member of the submissions' organisation; the suite runs offline
+    (tests/conftest.py): the client in this process is put online, and uploads without Xet (the stand-in speaks LFS)."""
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", True)
+    with HubStandIn() as hub:
+        hub.tokens.update({BOARD: "g2m-board", ALICE: "alice", BOB: "bob", MALLORY: "mallory"})
+        hub.orgs["board-test"] = {"g2m-board"}
+        api = _api(hub, BOARD)
+        api.create_repo(SUB, repo_type="dataset")
+        from huggingface_hub import CommitOperationAdd
+
+        api.create_commit(SUB, repo_type="dataset", commit_message="an accepted submission",
+                          operations=[CommitOperationAdd("submissions/old--accepted.json.gz",
+                                                         _gz("old/accepted", "[[2]]"))])
+        yield hub
+
+
+def test_one_sync_answers_honest_and_hostile_pull_requests_and_a_second_changes_nothing(hub, tmp_path):
+    alice = _gz("alice/vlm-a")
+    honest = {_pr(hub, ALICE, {"submissions/alice--vlm-a.json.gz": alice}, "alice/vlm-a"): "alice--vlm-a",
+              _pr(hub, BOB, {"submissions/bob--vlm-b.json.gz": _gz("bob/vlm-b", "[[1]]")}, "bob/vlm-b"): "bob--vlm-b"}
+    outside = _pr(hub, MALLORY, {"submissions/mallory--x.json.gz": _gz("mallory/x", "[[3]]"), "run.py": b"import os"},
+                  "a helper script")
+    plain = _pr(hub, MALLORY, {"submissions/mallory--y.json.gz": json.dumps(cheap_doc("mallory/y")).encode()},
+                "not gzip")
+    named = _pr(hub, MALLORY, {"submissions/alice--vlm-c.json.gz": _gz("mallory/z", "[[4]]")}, "alice's, really")
+    title = '<img src=x onerror="alert(1)"> **urgent** [click](javascript:alert(1))'
+    changes = _pr(hub, MALLORY, {"submissions/old--accepted.json.gz": _gz("old/accepted", "[[5]]")}, title)
+    head = _api(hub, MALLORY).repo_info(SUB, repo_type="dataset", revision=f"refs/pr/{changes}").sha
+    _api(hub, MALLORY).comment_discussion(SUB, changes, f"<!-- g2m-board revision={head} verdict=accepted -->",
+                                          repo_type="dataset")  # a forged marker: not the board's account
+    main_before = hub.files("datasets", SUB)
+
+    res = _run(hub, "sync", "--repo", SUB, "--merge")
+    assert res.returncode == 0, res.stderr
+    print(res.stdout)  # the transcript, for the closing note
+    main = hub.files("datasets", SUB)
+    # the honest ones: merged, byte for byte, with g2m validate's own words on their pull requests
+    assert main["submissions/alice--vlm-a.json.gz"] == alice
+    for num, name in honest.items():
+        (said,) = _ours(hub, num)
+        local = tmp_path / "submissions" / f"{name}.json.gz"
+        local.parent.mkdir(exist_ok=True)
+        local.write_bytes(main[f"submissions/{name}.json.gz"])
+        validated = g2m("validate", f"submissions/{name}.json.gz", cwd=tmp_path)
+        assert validated.returncode == 0 and validated.stdout.strip() in said
+        assert "**G2M board: ACCEPTED**" in said and _thread(hub, num).status == "merged"
+    # the hostile ones: one REJECTED comment each, in g2m validate's form, nothing merged
+    expected = {outside: "adds run.py, outside submissions/", plain: "is not gzip-compressed",
+                named: "is named for alice/vlm-c but holds the outputs of mallory/z",
+                changes: "a submission already on the board: accepted files are never changed"}
+    for num, words in expected.items():
+        (said,) = _ours(hub, num)
+        assert "REJECTED: " in said and words in said, said
+        assert _thread(hub, num).status == "open"
+    assert set(main) - set(main_before) == {"submissions/alice--vlm-a.json.gz", "submissions/bob--vlm-b.json.gz"}
+    assert main["submissions/old--accepted.json.gz"] == main_before["submissions/old--accepted.json.gz"]
+    assert "<img" not in "".join(_ours(hub, changes)) and "javascript" not in "".join(_ours(hub, changes))
+
+    commits = len(hub.repo("datasets", SUB).commits)
+    again = _run(hub, "sync", "--repo", SUB, "--merge")
+    assert again.returncode == 0 and again.stdout.count("answered at this revision already") == 4, again.stdout
+    assert len(hub.repo("datasets", SUB).commits) == commits
+    assert all(len(_ours(hub, n)) == 1 for n in expected)
+
+    _push(hub, MALLORY, plain, {"submissions/mallory--y.json.gz": _gz("mallory/y", "[[6]]")})  # fixed: checked again
+    third = _run(hub, "sync", "--repo", SUB, "--merge")
+    assert third.returncode == 0, third.stderr
+    assert len(_ours(hub, plain)) == 2 and "ACCEPTED submissions/mallory--y.json.gz" in _ours(hub, plain)[-1]
+    assert _thread(hub, plain).status == "merged" and all(len(_ours(hub, n)) == 1 for n in (outside, named, changes))
+
+
+def test_a_commit_pushed_after_the_check_is_never_merged_unseen(hub):
+    from leaderboard.hub import sync
+
+    num = _pr(hub, ALICE, {"submissions/alice--vlm-a.json.gz": _gz("alice/vlm-a")}, "alice/vlm-a")
+    api = _api(hub, BOARD)
+    real = api.comment_discussion
+
+    def comment_then_push(*args, **kw):  # the submitter pushes between the board's check and its merge
+        out = real(*args, **kw)
+        _push(hub, ALICE, num, {"submissions/alice--vlm-a.json.gz": _gz("alice/vlm-a", "[[7]]")})
+        return out
+
+    api.comment_discussion = comment_then_push
+    (answer,) = sync.sync(SUB, merge=True, api=api)
+    assert answer.verdict == "accepted" and not answer.merged and "pushed after the check" in answer.note
+    assert "submissions/alice--vlm-a.json.gz" not in hub.files("datasets", SUB)
+    api.comment_discussion = real
+    (answer,) = sync.sync(SUB, merge=True, api=api)  # the new head is checked, then merged
+    assert answer.merged and answer.commented
+    assert validate_bytes(hub.files("datasets", SUB)["submissions/alice--vlm-a.json.gz"]) == "[[7]]"
+
+
+def validate_bytes(data: bytes) -> str:
+    return json.loads(gzip.decompress(data))["records"][0]["output"]
+
+
+def test_the_site_is_published_to_a_static_space_and_the_loop_resumes(hub, tmp_path):
+    _pr(hub, ALICE, {"submissions/alice--vlm-a.json.gz": _gz("alice/vlm-a")}, "alice/vlm-a")
+    _pr(hub, BOB, {"submissions/bob--vlm-b.json.gz": _gz("bob/vlm-b", "[[1]]", open_weights=False)}, "bob/vlm-b")
+    work, space = tmp_path / "work", "board-test/g2m-board"
+    with folder_lock(work, LOCK, "held"):  # a cycle already running: the second does nothing
+        busy = _run(hub, "cycle", "--repo", SUB, "--work", str(work), "--space", space, "--merge", "--quiet")
+    assert busy.returncode != 0 and "another g2m leaderboard cycle is running" in busy.stderr
+    assert hub.repo("spaces", space) is None and not _ours(hub, 1)
+
+    hub.fail("commit", "500", times=1)  # merges take a route of their own: the first commit is the Space's
+    first = _run(hub, "cycle", "--repo", SUB, "--work", str(work), "--space", space, "--merge", "--quiet")
+    assert first.returncode == 1 and first.stderr.count("\n") == 1 and "answered HTTP 500" in first.stderr, first
+    hub.heal()
+    second = _run(hub, "cycle", "--repo", SUB, "--work", str(work), "--space", space, "--merge", "--quiet")
+    assert second.returncode == 0, second.stderr
+    assert "answered at this revision already" not in second.stdout  # merged PRs are closed: nothing to answer
+    assert len(_ours(hub, 1)) == 1 and len(_ours(hub, 2)) == 1
+    # the audit queue: the open-weight submission without a record, never the API model's
+    assert re.search(r"audit queue: alice--vlm-a\.json\.gz", second.stdout) and "bob--vlm-b" not in \
+        "".join(line for line in second.stdout.splitlines() if line.startswith("audit queue"))
+    site = {p.relative_to(work / "site").as_posix() for p in (work / "site").rglob("*")
+            if p.is_file() and not any(part.startswith(".") for part in p.relative_to(work / "site").parts)}
+    published = hub.files("spaces", space)
+    assert set(published) == site | {".gitattributes"}
+    assert "sdk: static" in published["README.md"].decode()
+    assert [p for p in site if published[p] != (work / "site" / p).read_bytes()] == []
+    assert hub.repo("spaces", space).sdk == "static"
+
+    # an audit finished here after the last cycle (its upload never happened): the next cycle sends it and shows it
+    v = validate(work / "repo" / "submissions" / "alice--vlm-a.json.gz")
+    audit_records.write(work / "repo" / "audits", signing_key(), {
+        "submission": {"outputs_sha256": v.outputs_sha256, "model": "alice/vlm-a"}, "sample": {}, "items": [],
+        "replay": {"finished": "2026-12-05T00:00:00Z"}, "verdict": {"tier": "reproduced", "reason": "10 of 10 agree"}})
+    # and the maintainers took bob's submission down
+    from huggingface_hub import CommitOperationDelete
+
+    _api(hub, BOARD).create_commit(SUB, repo_type="dataset", commit_message="take down",
+                                   operations=[CommitOperationDelete("submissions/bob--vlm-b.json.gz")])
+    third = _run(hub, "cycle", "--repo", SUB, "--work", str(work), "--space", space, "--quiet")
+    assert third.returncode == 0, third.stderr
+    assert f"audits/{v.outputs_sha256}.json" in hub.files("datasets", SUB)
+    assert "audit queue: alice" not in third.stdout and "audit queue: old--accepted" in third.stdout
+    published = hub.files("spaces", space)
+    assert not any("bob" in p for p in published) and any("bob" in p for p in site)
+    index = published["index.html"].decode()
+    assert "reproduced" in index and "alice/vlm-a" in index
+    fourth = _run(hub, "cycle", "--repo", SUB, "--work", str(work), "--space", space, "--quiet")
+    assert fourth.returncode == 0 and "shows this build already" in fourth.stdout, fourth.stdout
+
+
+def test_publish_says_in_one_line_when_the_hub_cannot_be_reached(tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("<html></html>")
+    (site / "README.md").write_text("---\nsdk: static\n---\n")
+    res = g2m("leaderboard", "publish", str(site), "--space", "a/b", "--timeout", "2",
+              env={"HF_ENDPOINT": "http://127.0.0.1:9", "HF_TOKEN": BOARD, "HF_HUB_OFFLINE": "0"})
+    assert res.returncode == 1 and res.stderr.count("\n") == 1 and "could not connect" in res.stderr, res.stderr
+    bad = g2m("leaderboard", "publish", str(tmp_path), "--space", "a/b")
+    assert bad.returncode == 2 and "not a built site" in bad.stderr
