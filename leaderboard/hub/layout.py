@@ -82,6 +82,27 @@ def refusal(base: dict[str, str], head: dict[str, str], sizes: dict[str, int],
     return path, None
 
 
+def diff_change(diff: str) -> tuple[dict[str, str], dict[str, str]]:
+    """``(base, head)`` for ``refusal`` from a pull request's git diff (the Hub's ``get_discussion_details``), for a
+    Hub that cannot list a pull request's history: each file the diff names, as removed (``deleted file mode``), added
+    (``new file mode``) or changed. A header line is never a content line (those start with ``+``, ``-`` or a space);
+    a path is read only when the header repeats it exactly (``diff --git a/P b/P``)."""
+    base: dict[str, str] = {}
+    head: dict[str, str] = {}
+    path = None
+    for line in diff.splitlines():
+        if line.startswith("diff --git a/"):
+            both = line[len("diff --git a/"):]
+            half = (len(both) - 3) // 2
+            path = both[:half] if both == f"{both[:half]} b/{both[:half]}" else f"(an unreadable header: {both[:80]})"
+            base[path], head[path] = "before", "after"
+        elif path is not None and line.startswith("new file mode"):
+            base.pop(path, None)
+        elif path is not None and line.startswith("deleted file mode"):
+            head.pop(path, None)
+    return base, head
+
+
 def _paths(paths: list[str], most: int = 5) -> str:
     shown = ", ".join(ascii(p)[1:-1][:200] for p in paths[:most])
     return shown + (f" and {len(paths) - most} more" if len(paths) > most else "")

@@ -100,17 +100,31 @@ class _Repo:
         self.refresh()
 
     def refresh(self) -> None:
-        self.main, _ = _tree(self.api, self.repo_id, "main")
-        self.history = {c.commit_id for c in self.api.list_repo_commits(self.repo_id, repo_type="dataset")}
+        from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError, RevisionNotFoundError
 
-    def change(self, head: str) -> tuple[str | None, str | None]:
-        """``layout.refusal`` of the pull request whose head is ``head``."""
+        self.main, _ = _tree(self.api, self.repo_id, "main")
+        try:
+            self.history: set[str] | None = {c.commit_id for c in self.api.list_repo_commits(self.repo_id,
+                                                                                              repo_type="dataset")}
+        except (RepositoryNotFoundError, RevisionNotFoundError):
+            raise
+        except HfHubHTTPError as e:  # a Hub (or stand-in) without the history route: the diffs say what changed
+            if e.response is None or e.response.status_code not in (404, 405, 501):
+                raise
+            self.history = None
+
+    def change(self, head: str, num: int) -> tuple[str | None, str | None]:
+        """``layout.refusal`` of pull request ``num``, whose head is ``head``: its merge base's files against its
+        head's; from the pull request's diff where the Hub cannot list the history."""
+        after, sizes = _tree(self.api, self.repo_id, head)
+        if self.history is None:
+            diff = self.api.get_discussion_details(self.repo_id, num, repo_type="dataset").diff or ""
+            return layout.refusal(*layout.diff_change(diff), sizes, set(self.main))
         ours = [c.commit_id for c in self.api.list_repo_commits(self.repo_id, repo_type="dataset", revision=head)]
         base = next((c for c in ours if c in self.history), None)
         if base is None:
             return None, "it shares no history with main: open it from the repository's main branch"
         before, _ = _tree(self.api, self.repo_id, base)
-        after, sizes = _tree(self.api, self.repo_id, head)
         return layout.refusal(before, after, sizes, set(self.main))
 
 
@@ -136,7 +150,7 @@ def _answer(repo: _Repo, num: int, me: str, merge: bool) -> Answer:
 
 
 def _verdict(repo: _Repo, head: str, num: int) -> Answer:
-    path, why = repo.change(head)
+    path, why = repo.change(head, num)
     if why is not None:
         return Answer(num, head, "rejected", [said.rejected(why)])
     with tempfile.TemporaryDirectory(prefix="g2m-sync-") as tmp:
@@ -179,7 +193,7 @@ def _merge(repo: _Repo, num: int, checked: str, answer: Answer) -> None:
         answer.note = "not merged: a commit was pushed after the check; the next run checks it"
         return
     repo.refresh()
-    answer.path, why = repo.change(checked)
+    answer.path, why = repo.change(checked, num)
     if why is not None:
         answer.verdict, answer.lines = "rejected", [said.rejected(why)]
         api.comment_discussion(repo_id, num, comments.comment(checked, "rejected", answer.lines, True),

@@ -86,7 +86,10 @@ def hub(monkeypatch):
         yield hub
 
 
-def test_one_sync_answers_honest_and_hostile_pull_requests_and_a_second_changes_nothing(hub, tmp_path):
+@pytest.mark.parametrize("history", ["listed", "from the diffs"])
+def test_one_sync_answers_honest_and_hostile_pull_requests_and_a_second_changes_nothing(hub, tmp_path, history):
+    if history == "from the diffs":  # a Hub that cannot list a pull request's commits: its diff says what it changes
+        hub.fail("commits", "404")
     alice = _gz("alice/vlm-a")
     honest = {_pr(hub, ALICE, {"submissions/alice--vlm-a.json.gz": alice}, "alice/vlm-a"): "alice--vlm-a",
               _pr(hub, BOB, {"submissions/bob--vlm-b.json.gz": _gz("bob/vlm-b", "[[1]]")}, "bob/vlm-b"): "bob--vlm-b"}
@@ -95,6 +98,8 @@ def test_one_sync_answers_honest_and_hostile_pull_requests_and_a_second_changes_
     plain = _pr(hub, MALLORY, {"submissions/mallory--y.json.gz": json.dumps(cheap_doc("mallory/y")).encode()},
                 "not gzip")
     named = _pr(hub, MALLORY, {"submissions/alice--vlm-c.json.gz": _gz("mallory/z", "[[4]]")}, "alice's, really")
+    removes = _pr(hub, MALLORY, {"submissions/old--accepted.json.gz": None, "submissions/mallory--w.json.gz":
+                                 _gz("mallory/w", "[[8]]")}, "a replacement")
     title = '<img src=x onerror="alert(1)"> **urgent** [click](javascript:alert(1))'
     changes = _pr(hub, MALLORY, {"submissions/old--accepted.json.gz": _gz("old/accepted", "[[5]]")}, title)
     head = _api(hub, MALLORY).repo_info(SUB, repo_type="dataset", revision=f"refs/pr/{changes}").sha
@@ -119,6 +124,7 @@ def test_one_sync_answers_honest_and_hostile_pull_requests_and_a_second_changes_
     # the hostile ones: one REJECTED comment each, in g2m validate's form, nothing merged
     expected = {outside: "adds run.py, outside submissions/", plain: "is not gzip-compressed",
                 named: "is named for alice/vlm-c but holds the outputs of mallory/z",
+                removes: "it removes submissions/old--accepted.json.gz",
                 changes: "a submission already on the board: accepted files are never changed"}
     for num, words in expected.items():
         (said,) = _ours(hub, num)
@@ -130,7 +136,7 @@ def test_one_sync_answers_honest_and_hostile_pull_requests_and_a_second_changes_
 
     commits = len(hub.repo("datasets", SUB).commits)
     again = _run(hub, "sync", "--repo", SUB, "--merge")
-    assert again.returncode == 0 and again.stdout.count("answered at this revision already") == 4, again.stdout
+    assert again.returncode == 0 and again.stdout.count("answered at this revision already") == 5, again.stdout
     assert len(hub.repo("datasets", SUB).commits) == commits
     assert all(len(_ours(hub, n)) == 1 for n in expected)
 
@@ -227,3 +233,18 @@ def test_publish_says_in_one_line_when_the_hub_cannot_be_reached(tmp_path):
     assert res.returncode == 1 and res.stderr.count("\n") == 1 and "could not connect" in res.stderr, res.stderr
     bad = g2m("leaderboard", "publish", str(tmp_path), "--space", "a/b")
     assert bad.returncode == 2 and "not a built site" in bad.stderr
+
+
+def test_a_hub_failing_mid_sync_is_one_line_and_the_next_run_goes_on(hub):
+    nums = [_pr(hub, ALICE, {f"submissions/alice--vlm-{k}.json.gz": _gz(f"alice/vlm-{k}", f"[[{k}]]")}, str(k))
+            for k in (1, 2)]
+    hub.fail("comment", "500", times=1_000, after=1)  # the first pull request is answered, then the Hub fails
+    res = _run(hub, "sync", "--repo", SUB, "--merge", "--timeout", "5")
+    assert res.returncode == 1 and res.stderr.count("\n") == 1, res.stderr
+    assert "while answering pull request #2" in res.stderr and "answered HTTP 500" in res.stderr
+    assert "1 answered before it stay answered" in res.stderr
+    assert len(_ours(hub, nums[0])) == 1 and _thread(hub, nums[0]).status == "merged" and not _ours(hub, nums[1])
+    hub.heal()
+    again = _run(hub, "sync", "--repo", SUB, "--merge")
+    assert again.returncode == 0 and f"#{nums[1]} at" in again.stdout and f"#{nums[0]} at" not in again.stdout
+    assert len(_ours(hub, nums[1])) == 1 and _thread(hub, nums[1]).status == "merged"

@@ -86,3 +86,34 @@ def test_only_this_accounts_last_marker_says_what_was_answered(thread, expected)
 def test_a_marker_names_a_revision_and_a_verdict():
     with pytest.raises(ValueError, match="40-hex"):
         comments.marker("HEAD", "accepted")
+
+
+DIFF = """diff --git a/submissions/new--one.json.gz b/submissions/new--one.json.gz
+new file mode 100644
+index 0000000..1234567
+Binary files /dev/null and b/submissions/new--one.json.gz differ
+diff --git a/submissions/old--one.json.gz b/submissions/old--one.json.gz
+deleted file mode 100644
+index 1234567..0000000
+Binary files a/submissions/old--one.json.gz and /dev/null differ
+diff --git a/README.md b/README.md
+index 1111111..2222222
+--- a/README.md
++++ b/README.md
+@@ -1 +1,2 @@
+ hello
++diff --git a/submissions/x--y.json.gz b/submissions/x--y.json.gz
+"""
+
+
+def test_a_diff_says_what_a_pull_request_adds_removes_and_changes():
+    base, head = layout.diff_change(DIFF)
+    assert set(head) - set(base) == {"submissions/new--one.json.gz"}
+    assert set(base) - set(head) == {"submissions/old--one.json.gz"}
+    assert {p for p in set(base) & set(head) if base[p] != head[p]} == {"README.md"}  # a content line is no header
+    path, why = layout.refusal(base, head, {}, set())
+    assert path is None and "it removes submissions/old--one.json.gz" in why
+    only_new = DIFF.split("diff --git a/submissions/old")[0]
+    assert layout.refusal(*layout.diff_change(only_new), {}, set()) == ("submissions/new--one.json.gz", None)
+    odd = layout.diff_change("diff --git a/x b/y\n")  # a rename, or a path the header cannot say once: refused
+    assert layout.refusal(*odd, {}, set())[0] is None

@@ -28,11 +28,12 @@ The client must upload without Xet (``HF_HUB_DISABLE_XET=1``, or ``huggingface_h
 set in the process): the stand-in speaks the LFS protocol only.
 
 Faults for the failure tests: ``server.fail(route, mode, times, after)`` makes the next ``times`` requests of a route
-answer HTTP 500 (``"500"``), close the connection without an answer (``"drop"``), never answer (``"hang"``), or do their
-work and then never answer (``"hang_after"``: a commit that is made but whose answer never comes). Every request is
-logged in ``server.log`` as (method, route), so a test can say which routes the client used. The routes of
-``hub_discussions`` are ``whoami``, ``discussions`` (the list), ``create-discussion``, ``discussion`` (details),
-``comment``, ``status``, ``title`` and ``merge``.
+answer HTTP 500 (``"500"``), answer 404 as a Hub without the route would (``"404"``), close the connection without
+an answer (``"drop"``), never answer (``"hang"``), or do their work and then never answer (``"hang_after"``: a commit
+that is made but whose answer never comes). Every request is logged in ``server.log`` as (method, route), so a test
+can say which routes the client used. The routes of ``hub_discussions`` are ``whoami``, ``discussions`` (the list),
+``create-discussion``, ``discussion`` (details), ``comment``, ``status``, ``title`` and ``merge``; the history is
+``commits``.
 """
 
 from __future__ import annotations
@@ -138,7 +139,7 @@ class HubStandIn(ThreadingHTTPServer):
 
     def fail(self, route: str, mode: str, times: int = 1_000_000, after: int = 0) -> None:
         """The next ``times`` requests of ``route`` fail as ``mode``, once ``after`` of them have been let through."""
-        assert mode in ("500", "drop", "hang", "hang_after"), mode
+        assert mode in ("500", "404", "drop", "hang", "hang_after"), mode
         self.faults[route] = [mode, times, after]
 
     def heal(self) -> None:
@@ -221,6 +222,9 @@ class _Handler(DiscussionRoutes, BaseHTTPRequestHandler):
                 return
             fault[1] -= 1
             mode = fault[0]
+        if mode == "404":  # a Hub without this route, as an unknown route is answered
+            self._error(404, "NotFound", "the stand-in Hub was told it has no such route")
+            raise _Drop
         if mode == "500":
             self._error(500, "InternalError", "the stand-in Hub was told to fail")
             raise _Drop
