@@ -65,10 +65,13 @@ def cycle(opts: CycleOptions, api=None, say: Callable[[str], None] = print) -> i
             _hub(lambda: _send_audits(api, opts.repo_id, repo / AUDITS_DIR, say), "sending audit records", api,
                  timeout)
         built = _build(opts, repo, say)
-        if opts.access is None:
-            for name in built.get("unaudited", []):
-                say(f"audit queue: {term(name)} (open weights, not replayed yet): g2m leaderboard audit "
-                    f"{repo / SUBMISSIONS_DIR} --audits {repo / AUDITS_DIR} ... on a machine that can run it")
+        queue = built.get("unaudited", []) if opts.access is None else []
+        for name in queue:
+            say(f"audit queue: {term(name)} (open weights, not replayed yet)")
+        if queue:
+            say(f"audit them where the models run: g2m leaderboard audit {term(str(repo / SUBMISSIONS_DIR))} --audits "
+                f"{term(str(repo / AUDITS_DIR))} --serve '{{model}}' (the next cycle sends the records), or give "
+                "this cycle --serve, --base-url or --model")
         if opts.space:
             say(publish.publish(opts.work / "site", opts.space, api, timeout).said())
     return status

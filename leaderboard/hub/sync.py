@@ -41,12 +41,12 @@ class Answer:
     note: str = ""  # why it was left alone, or what stopped its merge
 
     def said(self) -> str:
-        what = self.verdict.upper() if self.verdict else "unchanged"
+        if self.verdict is None:
+            return f"#{self.num} at {self.revision[:12]}: left alone, {self.note}"
         done = [w for w, yes in (("commented", self.commented), ("merged", self.merged)) if yes]
         tail = "; ".join([*done, *([self.note] if self.note else [])])
-        first = self.lines[0] if self.lines else ""
-        return f"#{self.num} at {self.revision[:12]}: {what}{f' ({tail})' if tail else ''}" + (
-            f"\n  {first}" if first and (self.commented or self.verdict) else "")
+        first = f"\n  {self.lines[0]}" if self.lines and self.commented else ""
+        return f"#{self.num} at {self.revision[:12]}: {self.verdict.upper()}{f' ({tail})' if tail else ''}{first}"
 
 
 def sync(repo_id: str = SUBMISSIONS_REPO_ID, merge: bool = False, api=None, timeout: float = HUB_TIMEOUT,
@@ -79,7 +79,7 @@ def sync(repo_id: str = SUBMISSIONS_REPO_ID, merge: bool = False, api=None, time
         done = f"; {len(answers)} answered before it stay answered" if answers else ""
         raise HubError(f"sync of {repo_id} failed while {stage}: {why}{done}; run it again to go on") from None
     if len(prs) > limit:
-        answers.append(Answer(0, "0" * 40, None, note=f"{len(prs) - limit} more open pull requests wait for the next "
+        answers.append(Answer(0, "-" * 12, None, note=f"{len(prs) - limit} more open pull requests wait for the next "
                                                        "run"))
     return answers
 
@@ -135,7 +135,7 @@ def _answer(repo: _Repo, num: int, me: str, merge: bool) -> Answer:
     said_before = comments.answered([(e.author, getattr(e, "content", "")) for e in details.events
                                      if e.type == "comment"], me)
     if said_before is not None and said_before[0] == head:
-        answer = Answer(num, head, None, note=f"answered at this revision already ({said_before[1]})")
+        answer = Answer(num, head, None, note=f"answered at this revision already: {said_before[1]}")
         if said_before[1] == "accepted" and merge:  # a run that died between its comment and the merge
             answer.verdict = "accepted"
             _merge(repo, num, head, answer)
