@@ -165,3 +165,38 @@ def test_one_line_refusals(honest, tmp_path):
     assert bad_k.returncode == 2 and "--k must be an integer from 1 to 1,000" in bad_k.stderr
     for r in (none, other, bad_k):  # one line, after whatever progress bars the data's loading drew
         assert r.stderr.strip().split("\r")[-1].splitlines()[-1].startswith("g2m: error: "), r.stderr
+
+
+def test_a_cycle_audits_its_queue_sends_the_records_and_publishes_the_tier(honest, tmp_path, monkeypatch):
+    """``g2m leaderboard cycle`` given a way to replay (a server holding the tiny model): the merged submission is
+    audited, its signed record goes up beside the submissions, and the published board shows it reproduced."""
+    from huggingface_hub import constants
+
+    from tests.support.hub_board import ALICE, SUB, board, board_hub, board_said, open_pr
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)  # this process talks to the stand-in Hub only
+    monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", True)
+    name = "submissions/" + honest["model"].replace("/", "--") + ".json.gz"
+    data = gzip.compress(json.dumps(honest["doc"]).encode(), mtime=0)
+    httpd = vlm_server.serve(vlm_server.TransformersVLM(honest["folder"], honest["model"]))
+    try:
+        with board_hub(accepted=False) as hub:
+            num = open_pr(hub, ALICE, {name: data}, honest["model"])
+            work, space = tmp_path / "work", "board-test/g2m-board"
+            res = board(hub, "cycle", "--repo", SUB, "--work", str(work), "--space", space, "--merge", "--quiet",
+                        "--base-url", f"http://127.0.0.1:{httpd.server_address[1]}/v1", "--data",
+                        str(honest["data"]), "--k", str(K))
+            assert res.returncode == 0, res.stderr
+            assert "ACCEPTED" in board_said(hub, num)[0] and hub.files("datasets", SUB)[name] == data
+            assert re.search(rf"audit {re.escape(name.split('/')[1])}: reproduced", res.stdout), res.stdout
+            records = [p for p in hub.files("datasets", SUB) if p.startswith("audits/")]
+            assert len(records) == 1 and "audit queue" not in res.stdout
+            page = hub.files("spaces", space)["index.html"].decode()
+            assert "reproduced" in page and honest["model"] in page
+            again = board(hub, "cycle", "--repo", SUB, "--work", str(work), "--space", space, "--quiet",
+                          "--base-url", f"http://127.0.0.1:{httpd.server_address[1]}/v1", "--data",
+                          str(honest["data"]), "--k", str(K))
+            assert again.returncode == 0 and "reproduced" not in again.stdout  # audited already: nothing replayed
+            assert "shows this build already" in again.stdout
+    finally:
+        httpd.shutdown()

@@ -17,72 +17,34 @@ from leaderboard.site import audit_records
 from leaderboard.site.cache import signing_key
 from leaderboard.submissions.submission import validate
 from tests.support.helpers import cheap_doc, g2m
-from tests.support.hub_server import HubStandIn
+from tests.support.hub_board import (
+    ALICE,
+    BOARD,
+    BOB,
+    MALLORY,
+    SUB,
+    api_of,
+    board,
+    board_hub,
+    board_said,
+    gz,
+    open_pr,
+    push_to,
+    thread,
+)
 
 pytestmark = pytest.mark.slow
-
-SUB = "board-test/g2m-submissions"
-BOARD, ALICE, BOB, MALLORY = "hf_board", "hf_alice", "hf_bob", "hf_mallory"
-
-
-def _api(hub, token):
-    from huggingface_hub import HfApi
-
-    return HfApi(endpoint=hub.url, token=token)
-
-
-def _gz(model: str, answer: str = "[[0]]", open_weights: bool = True) -> bytes:
-    doc = cheap_doc(model, answer)
-    doc["metadata"]["model"]["open_weights"] = open_weights
-    return gzip.compress(json.dumps(doc).encode(), mtime=0)
-
-
-def _pr(hub, token: str, files: dict[str, bytes], title: str) -> int:
-    from huggingface_hub import CommitOperationAdd, CommitOperationDelete
-
-    ops = [CommitOperationDelete(p) if data is None else CommitOperationAdd(p, data) for p, data in files.items()]
-    return _api(hub, token).create_commit(SUB, operations=ops, commit_message=title, repo_type="dataset",
-                                          create_pr=True).pr_num
-
-
-def _push(hub, token: str, num: int, files: dict[str, bytes]) -> None:
-    from huggingface_hub import CommitOperationAdd
-
-    _api(hub, token).create_commit(SUB, operations=[CommitOperationAdd(p, d) for p, d in files.items()],
-                                   commit_message="fix", repo_type="dataset", revision=f"refs/pr/{num}")
-
-
-def _thread(hub, num: int):
-    return _api(hub, BOARD).get_discussion_details(SUB, num, repo_type="dataset")
-
-
-def _ours(hub, num: int) -> list[str]:
-    return [e.content for e in _thread(hub, num).events if e.type == "comment" and e.author == "g2m-board"]
-
-
-def _run(hub, *args: str):
-    return g2m("leaderboard", *args, env={"HF_ENDPOINT": hub.url, "HF_TOKEN": BOARD, "HF_HUB_OFFLINE": "0",
-                                          "HF_HUB_DISABLE_XET": "1"}, timeout=300)
 
 
 @pytest.fixture
 def hub(monkeypatch):
-    """The stand-in, the board's account the only member of the submissions' organisation; the suite runs offline
-    (tests/conftest.py): the client in this process is put online, and uploads without Xet (the stand-in speaks LFS)."""
+    """The board's world (``hub_board``); the client in this process is put online (the suite runs offline) and
+    uploads without Xet (the stand-in speaks LFS)."""
     from huggingface_hub import constants
 
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", True)
-    with HubStandIn() as hub:
-        hub.tokens.update({BOARD: "g2m-board", ALICE: "alice", BOB: "bob", MALLORY: "mallory"})
-        hub.orgs["board-test"] = {"g2m-board"}
-        api = _api(hub, BOARD)
-        api.create_repo(SUB, repo_type="dataset")
-        from huggingface_hub import CommitOperationAdd
-
-        api.create_commit(SUB, repo_type="dataset", commit_message="an accepted submission",
-                          operations=[CommitOperationAdd("submissions/old--accepted.json.gz",
-                                                         _gz("old/accepted", "[[2]]"))])
+    with board_hub() as hub:
         yield hub
 
 
@@ -90,73 +52,76 @@ def hub(monkeypatch):
 def test_one_sync_answers_honest_and_hostile_pull_requests_and_a_second_changes_nothing(hub, tmp_path, history):
     if history == "from the diffs":  # a Hub that cannot list a pull request's commits: its diff says what it changes
         hub.fail("commits", "404")
-    alice = _gz("alice/vlm-a")
-    honest = {_pr(hub, ALICE, {"submissions/alice--vlm-a.json.gz": alice}, "alice/vlm-a"): "alice--vlm-a",
-              _pr(hub, BOB, {"submissions/bob--vlm-b.json.gz": _gz("bob/vlm-b", "[[1]]")}, "bob/vlm-b"): "bob--vlm-b"}
-    outside = _pr(hub, MALLORY, {"submissions/mallory--x.json.gz": _gz("mallory/x", "[[3]]"), "run.py": b"import os"},
-                  "a helper script")
-    plain = _pr(hub, MALLORY, {"submissions/mallory--y.json.gz": json.dumps(cheap_doc("mallory/y")).encode()},
+    alice = gz("alice/vlm-a")
+    bob = gz("bob/vlm-b", "[[1]]")
+    honest = {open_pr(hub, ALICE, {"submissions/alice--vlm-a.json.gz": alice}, "alice/vlm-a"): "alice--vlm-a",
+              open_pr(hub, BOB, {"submissions/bob--vlm-b.json.gz": bob}, "bob/vlm-b"): "bob--vlm-b"}
+    outside = open_pr(hub, MALLORY, {"submissions/mallory--x.json.gz": gz("mallory/x", "[[3]]"),
+                                     "run.py": b"import os"}, "a helper script")
+    plain = open_pr(hub, MALLORY, {"submissions/mallory--y.json.gz": json.dumps(cheap_doc("mallory/y")).encode()},
                 "not gzip")
-    named = _pr(hub, MALLORY, {"submissions/alice--vlm-c.json.gz": _gz("mallory/z", "[[4]]")}, "alice's, really")
-    removes = _pr(hub, MALLORY, {"submissions/old--accepted.json.gz": None, "submissions/mallory--w.json.gz":
-                                 _gz("mallory/w", "[[8]]")}, "a replacement")
+    named = open_pr(hub, MALLORY, {"submissions/alice--vlm-c.json.gz": gz("mallory/z", "[[4]]")}, "alice's, really")
+    removes = open_pr(hub, MALLORY, {"submissions/old--accepted.json.gz": None, "submissions/mallory--w.json.gz":
+                                 gz("mallory/w", "[[8]]")}, "a replacement")
     title = '<img src=x onerror="alert(1)"> **urgent** [click](javascript:alert(1))'
-    changes = _pr(hub, MALLORY, {"submissions/old--accepted.json.gz": _gz("old/accepted", "[[5]]")}, title)
-    head = _api(hub, MALLORY).repo_info(SUB, repo_type="dataset", revision=f"refs/pr/{changes}").sha
-    _api(hub, MALLORY).comment_discussion(SUB, changes, f"<!-- g2m-board revision={head} verdict=accepted -->",
+    changes = open_pr(hub, MALLORY, {"submissions/old--accepted.json.gz": gz("old/accepted", "[[5]]")}, title)
+    head = api_of(hub, MALLORY).repo_info(SUB, repo_type="dataset", revision=f"refs/pr/{changes}").sha
+    api_of(hub, MALLORY).comment_discussion(SUB, changes, f"<!-- g2m-board revision={head} verdict=accepted -->",
                                           repo_type="dataset")  # a forged marker: not the board's account
     main_before = hub.files("datasets", SUB)
 
-    res = _run(hub, "sync", "--repo", SUB, "--merge")
+    res = board(hub, "sync", "--repo", SUB, "--merge")
     assert res.returncode == 0, res.stderr
     print(res.stdout)  # the transcript, for the closing note
     main = hub.files("datasets", SUB)
     # the honest ones: merged, byte for byte, with g2m validate's own words on their pull requests
     assert main["submissions/alice--vlm-a.json.gz"] == alice
     for num, name in honest.items():
-        (said,) = _ours(hub, num)
+        (said,) = board_said(hub, num)
         local = tmp_path / "submissions" / f"{name}.json.gz"
         local.parent.mkdir(exist_ok=True)
         local.write_bytes(main[f"submissions/{name}.json.gz"])
         validated = g2m("validate", f"submissions/{name}.json.gz", cwd=tmp_path)
         assert validated.returncode == 0 and validated.stdout.strip() in said
-        assert "**G2M board: ACCEPTED**" in said and _thread(hub, num).status == "merged"
+        assert "**G2M board: ACCEPTED**" in said and thread(hub, num).status == "merged"
     # the hostile ones: one REJECTED comment each, in g2m validate's form, nothing merged
     expected = {outside: "adds run.py, outside submissions/", plain: "is not gzip-compressed",
                 named: "is named for alice/vlm-c but holds the outputs of mallory/z",
                 removes: "it removes submissions/old--accepted.json.gz",
                 changes: "a submission already on the board: accepted files are never changed"}
     for num, words in expected.items():
-        (said,) = _ours(hub, num)
+        (said,) = board_said(hub, num)
         assert "REJECTED: " in said and words in said, said
-        assert _thread(hub, num).status == "open"
+        assert thread(hub, num).status == "open"
     assert set(main) - set(main_before) == {"submissions/alice--vlm-a.json.gz", "submissions/bob--vlm-b.json.gz"}
     assert main["submissions/old--accepted.json.gz"] == main_before["submissions/old--accepted.json.gz"]
-    assert "<img" not in "".join(_ours(hub, changes)) and "javascript" not in "".join(_ours(hub, changes))
+    assert "<img" not in "".join(board_said(hub, changes)) and "javascript" not in "".join(board_said(hub, changes))
 
     commits = len(hub.repo("datasets", SUB).commits)
-    again = _run(hub, "sync", "--repo", SUB, "--merge")
+    again = board(hub, "sync", "--repo", SUB, "--merge")
     assert again.returncode == 0 and again.stdout.count("answered at this revision already") == 5, again.stdout
     assert len(hub.repo("datasets", SUB).commits) == commits
-    assert all(len(_ours(hub, n)) == 1 for n in expected)
+    assert all(len(board_said(hub, n)) == 1 for n in expected)
 
-    _push(hub, MALLORY, plain, {"submissions/mallory--y.json.gz": _gz("mallory/y", "[[6]]")})  # fixed: checked again
-    third = _run(hub, "sync", "--repo", SUB, "--merge")
+    push_to(hub, MALLORY, plain, {"submissions/mallory--y.json.gz": gz("mallory/y", "[[6]]")})  # fixed: checked again
+    third = board(hub, "sync", "--repo", SUB, "--merge")
     assert third.returncode == 0, third.stderr
-    assert len(_ours(hub, plain)) == 2 and "ACCEPTED submissions/mallory--y.json.gz" in _ours(hub, plain)[-1]
-    assert _thread(hub, plain).status == "merged" and all(len(_ours(hub, n)) == 1 for n in (outside, named, changes))
+    assert len(board_said(hub, plain)) == 2
+    assert "ACCEPTED submissions/mallory--y.json.gz" in board_said(hub, plain)[-1]
+    assert thread(hub, plain).status == "merged"
+    assert all(len(board_said(hub, n)) == 1 for n in (outside, named, changes))
 
 
 def test_a_commit_pushed_after_the_check_is_never_merged_unseen(hub):
     from leaderboard.hub import sync
 
-    num = _pr(hub, ALICE, {"submissions/alice--vlm-a.json.gz": _gz("alice/vlm-a")}, "alice/vlm-a")
-    api = _api(hub, BOARD)
+    num = open_pr(hub, ALICE, {"submissions/alice--vlm-a.json.gz": gz("alice/vlm-a")}, "alice/vlm-a")
+    api = api_of(hub, BOARD)
     real = api.comment_discussion
 
     def comment_then_push(*args, **kw):  # the submitter pushes between the board's check and its merge
         out = real(*args, **kw)
-        _push(hub, ALICE, num, {"submissions/alice--vlm-a.json.gz": _gz("alice/vlm-a", "[[7]]")})
+        push_to(hub, ALICE, num, {"submissions/alice--vlm-a.json.gz": gz("alice/vlm-a", "[[7]]")})
         return out
 
     api.comment_discussion = comment_then_push
@@ -174,22 +139,22 @@ def validate_bytes(data: bytes) -> str:
 
 
 def test_the_site_is_published_to_a_static_space_and_the_loop_resumes(hub, tmp_path):
-    _pr(hub, ALICE, {"submissions/alice--vlm-a.json.gz": _gz("alice/vlm-a")}, "alice/vlm-a")
-    _pr(hub, BOB, {"submissions/bob--vlm-b.json.gz": _gz("bob/vlm-b", "[[1]]", open_weights=False)}, "bob/vlm-b")
+    open_pr(hub, ALICE, {"submissions/alice--vlm-a.json.gz": gz("alice/vlm-a")}, "alice/vlm-a")
+    open_pr(hub, BOB, {"submissions/bob--vlm-b.json.gz": gz("bob/vlm-b", "[[1]]", open_weights=False)}, "bob/vlm-b")
     work, space = tmp_path / "work", "board-test/g2m-board"
     with folder_lock(work, LOCK, "held"):  # a cycle already running: the second does nothing
-        busy = _run(hub, "cycle", "--repo", SUB, "--work", str(work), "--space", space, "--merge", "--quiet")
+        busy = board(hub, "cycle", "--repo", SUB, "--work", str(work), "--space", space, "--merge", "--quiet")
     assert busy.returncode != 0 and "another g2m leaderboard cycle is running" in busy.stderr
-    assert hub.repo("spaces", space) is None and not _ours(hub, 1)
+    assert hub.repo("spaces", space) is None and not board_said(hub, 1)
 
     hub.fail("commit", "500", times=1)  # merges take a route of their own: the first commit is the Space's
-    first = _run(hub, "cycle", "--repo", SUB, "--work", str(work), "--space", space, "--merge", "--quiet")
+    first = board(hub, "cycle", "--repo", SUB, "--work", str(work), "--space", space, "--merge", "--quiet")
     assert first.returncode == 1 and first.stderr.count("\n") == 1 and "answered HTTP 500" in first.stderr, first
     hub.heal()
-    second = _run(hub, "cycle", "--repo", SUB, "--work", str(work), "--space", space, "--merge", "--quiet")
+    second = board(hub, "cycle", "--repo", SUB, "--work", str(work), "--space", space, "--merge", "--quiet")
     assert second.returncode == 0, second.stderr
     assert "answered at this revision already" not in second.stdout  # merged PRs are closed: nothing to answer
-    assert len(_ours(hub, 1)) == 1 and len(_ours(hub, 2)) == 1
+    assert len(board_said(hub, 1)) == 1 and len(board_said(hub, 2)) == 1
     # the audit queue: the open-weight submission without a record, never the API model's
     assert re.search(r"audit queue: alice--vlm-a\.json\.gz", second.stdout) and "bob--vlm-b" not in \
         "".join(line for line in second.stdout.splitlines() if line.startswith("audit queue"))
@@ -209,9 +174,9 @@ def test_the_site_is_published_to_a_static_space_and_the_loop_resumes(hub, tmp_p
     # and the maintainers took bob's submission down
     from huggingface_hub import CommitOperationDelete
 
-    _api(hub, BOARD).create_commit(SUB, repo_type="dataset", commit_message="take down",
+    api_of(hub, BOARD).create_commit(SUB, repo_type="dataset", commit_message="take down",
                                    operations=[CommitOperationDelete("submissions/bob--vlm-b.json.gz")])
-    third = _run(hub, "cycle", "--repo", SUB, "--work", str(work), "--space", space, "--quiet")
+    third = board(hub, "cycle", "--repo", SUB, "--work", str(work), "--space", space, "--quiet")
     assert third.returncode == 0, third.stderr
     assert f"audits/{v.outputs_sha256}.json" in hub.files("datasets", SUB)
     assert "audit queue: alice" not in third.stdout and "audit queue: old--accepted" in third.stdout
@@ -219,7 +184,7 @@ def test_the_site_is_published_to_a_static_space_and_the_loop_resumes(hub, tmp_p
     assert not any("bob" in p for p in published) and any("bob" in p for p in site)
     index = published["index.html"].decode()
     assert "reproduced" in index and "alice/vlm-a" in index
-    fourth = _run(hub, "cycle", "--repo", SUB, "--work", str(work), "--space", space, "--quiet")
+    fourth = board(hub, "cycle", "--repo", SUB, "--work", str(work), "--space", space, "--quiet")
     assert fourth.returncode == 0 and "shows this build already" in fourth.stdout, fourth.stdout
 
 
@@ -236,15 +201,16 @@ def test_publish_says_in_one_line_when_the_hub_cannot_be_reached(tmp_path):
 
 
 def test_a_hub_failing_mid_sync_is_one_line_and_the_next_run_goes_on(hub):
-    nums = [_pr(hub, ALICE, {f"submissions/alice--vlm-{k}.json.gz": _gz(f"alice/vlm-{k}", f"[[{k}]]")}, str(k))
+    nums = [open_pr(hub, ALICE, {f"submissions/alice--vlm-{k}.json.gz": gz(f"alice/vlm-{k}", f"[[{k}]]")}, str(k))
             for k in (1, 2)]
     hub.fail("comment", "500", times=1_000, after=1)  # the first pull request is answered, then the Hub fails
-    res = _run(hub, "sync", "--repo", SUB, "--merge", "--timeout", "5")
+    res = board(hub, "sync", "--repo", SUB, "--merge", "--timeout", "5")
     assert res.returncode == 1 and res.stderr.count("\n") == 1, res.stderr
     assert "while answering pull request #2" in res.stderr and "answered HTTP 500" in res.stderr
     assert "1 answered before it stay answered" in res.stderr
-    assert len(_ours(hub, nums[0])) == 1 and _thread(hub, nums[0]).status == "merged" and not _ours(hub, nums[1])
+    assert len(board_said(hub, nums[0])) == 1 and thread(hub, nums[0]).status == "merged"
+    assert not board_said(hub, nums[1])
     hub.heal()
-    again = _run(hub, "sync", "--repo", SUB, "--merge")
+    again = board(hub, "sync", "--repo", SUB, "--merge")
     assert again.returncode == 0 and f"#{nums[1]} at" in again.stdout and f"#{nums[0]} at" not in again.stdout
-    assert len(_ours(hub, nums[1])) == 1 and _thread(hub, nums[1]).status == "merged"
+    assert len(board_said(hub, nums[1])) == 1 and thread(hub, nums[1]).status == "merged"
