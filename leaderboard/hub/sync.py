@@ -69,6 +69,9 @@ def sync(repo_id: str = SUBMISSIONS_REPO_ID, merge: bool = False, api=None, time
             repo = _Repo(api, repo_id)
             for d in sorted(prs, key=lambda d: d.num)[:limit]:
                 stage = f"answering pull request #{d.num}"
+                if d.status == "draft":  # its author is still at work: answered once they open it
+                    answers.append(Answer(d.num, "-" * 12, None, note="a draft: checked once its author opens it"))
+                    continue
                 answers.append(_answer(repo, d.num, me, merge))
     except G2MError:
         raise

@@ -214,3 +214,16 @@ def test_a_hub_failing_mid_sync_is_one_line_and_the_next_run_goes_on(hub):
     again = board(hub, "sync", "--repo", SUB, "--merge")
     assert again.returncode == 0 and f"#{nums[1]} at" in again.stdout and f"#{nums[0]} at" not in again.stdout
     assert len(board_said(hub, nums[1])) == 1 and thread(hub, nums[1]).status == "merged"
+
+
+def test_a_draft_is_left_alone_until_its_author_opens_it(hub):
+    from leaderboard.hub import sync
+
+    bob = api_of(hub, BOB)
+    num = bob.create_pull_request(SUB, title="work in progress", repo_type="dataset").num
+    push_to(hub, BOB, num, {"submissions/bob--vlm-b.json.gz": gz("bob/vlm-b", "[[1]]")})
+    (answer,) = sync.sync(SUB, merge=True, api=api_of(hub, BOARD))
+    assert answer.verdict is None and "a draft" in answer.note and not board_said(hub, num)
+    bob.change_discussion_status(SUB, num, "open", repo_type="dataset")
+    (answer,) = sync.sync(SUB, merge=True, api=api_of(hub, BOARD))
+    assert answer.merged and "ACCEPTED submissions/bob--vlm-b.json.gz" in board_said(hub, num)[0]
