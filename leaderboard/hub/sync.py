@@ -41,6 +41,8 @@ class Answer:
     note: str = ""  # why it was left alone, or what stopped its merge
 
     def said(self) -> str:
+        if self.num == 0:  # not a pull request: what the run left for the next one
+            return self.note
         if self.verdict is None:
             return f"#{self.num} at {self.revision[:12]}: left alone, {self.note}"
         done = [w for w, yes in (("commented", self.commented), ("merged", self.merged)) if yes]
