@@ -22,7 +22,8 @@ from leaderboard.hub import comments, layout
 from leaderboard.site.rows import baseline_look_alike
 from leaderboard.submissions import said
 
-#: Pull requests answered in one run at most; the rest wait for the next run (a flood cannot hold a run for days).
+#: Pull requests checked and answered in one run at most (those answered already cost a look each and do not count);
+#: the rest wait for the next run, so a flood cannot hold a run for days.
 MAX_PER_RUN = 200
 _GZIP = b"\x1f\x8b"
 
@@ -69,12 +70,15 @@ def sync(repo_id: str = SUBMISSIONS_REPO_ID, merge: bool = False, api=None, time
             prs = [d for d in api.get_repo_discussions(repo_id, repo_type="dataset", discussion_type="pull_request",
                                                        discussion_status="open")]
             repo = _Repo(api, repo_id)
-            for d in sorted(prs, key=lambda d: d.num)[:limit]:
+            left = 0
+            for d in sorted(prs, key=lambda d: d.num):
                 stage = f"answering pull request #{d.num}"
                 if d.status == "draft":  # its author is still at work: answered once they open it
                     answers.append(Answer(d.num, "-" * 12, None, note="a draft: checked once its author opens it"))
-                    continue
-                answers.append(_answer(repo, d.num, me, merge))
+                elif sum(a.commented for a in answers) >= limit:
+                    left += 1  # a run's share is spent: the rest wait (a flood cannot hold one run for days)
+                else:
+                    answers.append(_answer(repo, d.num, me, merge))
     except G2MError:
         raise
     except Exception as e:
@@ -83,9 +87,8 @@ def sync(repo_id: str = SUBMISSIONS_REPO_ID, merge: bool = False, api=None, time
             raise
         done = f"; {len(answers)} answered before it stay answered" if answers else ""
         raise HubError(f"sync of {repo_id} failed while {stage}: {why}{done}; run it again to go on") from None
-    if len(prs) > limit:
-        answers.append(Answer(0, "-" * 12, None, note=f"{len(prs) - limit} more open pull requests wait for the next "
-                                                       "run"))
+    if left:
+        answers.append(Answer(0, "-" * 12, None, note=f"{left} more open pull requests wait for the next run"))
     return answers
 
 

@@ -227,3 +227,14 @@ def test_a_draft_is_left_alone_until_its_author_opens_it(hub):
     bob.change_discussion_status(SUB, num, "open", repo_type="dataset")
     (answer,) = sync.sync(SUB, merge=True, api=api_of(hub, BOARD))
     assert answer.merged and "ACCEPTED submissions/bob--vlm-b.json.gz" in board_said(hub, num)[0]
+
+
+def test_a_flood_of_pull_requests_is_answered_a_bounded_share_a_run(hub):
+    from leaderboard.hub import sync
+
+    nums = [open_pr(hub, MALLORY, {f"junk{k}.txt": b"x"}, f"junk {k}") for k in range(3)]
+    first = sync.sync(SUB, api=api_of(hub, BOARD), limit=2)
+    assert [a.num for a in first] == [*nums[:2], 0] and first[-1].said() == "1 more open pull requests wait for " \
+        "the next run"
+    second = sync.sync(SUB, api=api_of(hub, BOARD), limit=2)  # the two answered already do not take the share
+    assert [(a.num, a.verdict) for a in second] == [(nums[0], None), (nums[1], None), (nums[2], "rejected")]
