@@ -14,6 +14,7 @@ import importlib.util
 import io
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -39,6 +40,13 @@ def server():
     httpd.shutdown()
 
 
+def _viewer_rows(folder, report: dict) -> list[list]:
+    """The summary rows of the sample viewer the report wrote (its index, as the page reads it)."""
+    html = (folder / report["viewer"]).read_text()
+    return json.loads(re.search(r'<script type="application/json" id="viewer-data">(.*?)</script>', html,
+                                re.S).group(1))["rows"]
+
+
 def _metric(res: dict, task: str, metric: str) -> float:
     return res["results"][task][f"{metric},none"]
 
@@ -57,6 +65,9 @@ def test_each_harness_reads_3x3_and_64x64_exactly_and_truncates_at_a_tight_budge
     assert _metric(res, "g2m_paper_n64_c10", "exact_match") == 0.0
     report = build_report(res["output_dir"], tmp_path / "report")
     assert report["protocols"]["g2m"]["overall"]["exact_match"] == 1.0
+    rows = _viewer_rows(tmp_path / "report", report)  # every sample, in the viewer, as the report scored it
+    assert len(rows) == 4 and {r[4] for r in rows} == {"exact"}
+    assert {r[1] for r in rows} == {"g2m_n03_c3", "g2m_n64_c10"}
     sub = json.loads(write_submission(res["output_dir"], tmp_path / "s.json", allow_partial=True).read_text())
     assert len(sub["records"]) == 4 and len(sub["paper_records"]) == 2  # 2 rows per task in the small release
 
@@ -120,6 +131,9 @@ def test_vlmevalkit_tsv_round_trips_through_a_prediction_file(small_release, tmp
     assert report["overall"]["request_failed"] == pytest.approx(1 / 54)
     assert report["overall"]["parse_failed"] == pytest.approx(1 / 54)  # the empty prediction
     assert report["overall"]["exact_match"] == pytest.approx(52 / 54)
+    outcomes = [r[4] for r in _viewer_rows(tmp_path / "report", report)]
+    assert len(outcomes) == 54 and outcomes.count("request failed") == 1 and outcomes.count("parse failure") == 1
+    assert outcomes.count("exact") == 52
     rejected = g2m("submit", str(out / "FakeVLM_Grid2Matrix.xlsx"), "--out", str(tmp_path / "s.json"))
     assert rejected.returncode != 0 and "failed and have no answer" in rejected.stderr
     ok = g2m("submit", str(out / "FakeVLM_Grid2Matrix.xlsx"), "--out", str(tmp_path / "s.json"), "--allow-partial")
