@@ -79,13 +79,14 @@ def png_bytes(rgb, dpi: float, text: dict[str, str]) -> bytes:
     height, width, _ = rgb.shape
     rows = np.empty((height, 1 + 3 * width), dtype=np.uint8)
     rows[:, 0] = 0  # filter type None
-    rows[:, 1:] = rgb.reshape(height, 3 * width)
+    # each row's pixels, written in place through a view (the RGBA buffer's RGB is not contiguous: no copy of it)
+    np.lib.stride_tricks.as_strided(rows[:, 1:], (height, width, 3), (rows.strides[0], 3, 1))[...] = rgb
     per_metre = int(dpi / 0.0254 + 0.5)
     return b"".join((b"\x89PNG\r\n\x1a\n",
                      _chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)),
                      _chunk(b"pHYs", struct.pack(">IIB", per_metre, per_metre, 1)),
                      *(_chunk(b"tEXt", k.encode("latin-1") + b"\0" + v.encode("latin-1")) for k, v in text.items()),
-                     _chunk(b"IDAT", zlib.compress(rows.tobytes(), 6)), _chunk(b"IEND", b"")))
+                     _chunk(b"IDAT", zlib.compress(rows, 6)), _chunk(b"IEND", b"")))
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:

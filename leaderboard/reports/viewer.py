@@ -69,12 +69,14 @@ def _rows(matrix, num_colors: int) -> list[str]:
 
 
 def _parsed(text: str, scored, protocol: str):
-    """The whole matrix the parser read (the score keeps only its N x N window): read again, except for an exact
-    answer, which is its target (the array)."""
+    """The whole matrix the parser read (the score keeps only its N x N window): read again only when it was not
+    N x N (else the window is all of it; an exact answer's is its target, the array)."""
     if scored.score.matrix is None:
         return None
     if scored.score.exact_match == 1.0:
         return scored.target
+    if not scored.score.shape_mismatch:
+        return scored.score.matrix
     n = scored.grid_size
     return parse_matrix(text, n).matrix if protocol == "g2m" else parse_paper(text, n)[0]
 

@@ -86,7 +86,7 @@ class SamplesReader:
                         self.cut.add(task)
                         break
                     line = raw.decode("utf-8")
-                    if not line.strip():
+                    if line.isspace():  # a blank line (never empty: it ends in a line break), not copied
                         continue
                     s = parse_sample(line)
                     s.protocol = protocol
