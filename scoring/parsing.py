@@ -145,7 +145,8 @@ def looks_truncated(text: str) -> bool:
     """The answer stops inside an open structure: a reasoning block, a code fence or a bracket (what ``truncated``
     reports when the backend does not say why generation stopped)."""
     answer = text[text.rfind("</think>") + len("</think>"):] if "</think>" in text else text
-    return "<think>" in answer or len(_FENCE.findall(answer)) % 2 == 1 or answer.count("[") > answer.count("]")
+    return ("<think>" in answer or ("```" in answer and len(_FENCE.findall(answer)) % 2 == 1)
+            or answer.count("[") > answer.count("]"))
 
 
 def parse_matrix(text: object, grid_size: int) -> ParseResult:

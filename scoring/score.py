@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scoring.metrics import Grid, cell_mask, exact_match
+from scoring.metrics import Grid, exact_match, mask_rows
 from scoring.paper import parse_paper
 from scoring.parsing import Matrix, looks_truncated, parse_matrix
 
@@ -90,7 +90,7 @@ def score_answer(text: object, target: Grid, finish_reason: str | None = None, p
     else:
         matrix, strategy, reason = parse_paper(text, n)
         mismatch, truncated = False, isinstance(text, str) and looks_truncated(text)
-    mask = tuple(tuple(r) for r in cell_mask(matrix, target))
+    mask = mask_rows(matrix, target)
     accuracy = sum(map(sum, mask)) / (n * n)
     return AnswerScore(
         protocol=protocol,

@@ -27,6 +27,7 @@ from leaderboard.rescoring.rescore import (
     grid_masks,
     heatmaps,
     score_output,
+    score_outputs,
     summarise,
 )
 from leaderboard.runs import identity
@@ -77,20 +78,32 @@ def score_run(run, protocol: str = "g2m", outputs_of: str | None = None) -> list
             for s in run.samples if s.protocol == source]
 
 
+def score_both_ways(run) -> tuple[list, list]:
+    """The run's g2m outputs scored under G2M's protocol and under the paper's rule, each output under both in turn
+    (``score_outputs``: its target read and a plain JSON answer decoded once)."""
+    own, rule = [], []
+    for s in run.samples:
+        if s.protocol == "g2m":
+            g2m, paper = score_outputs(s.id, s.output, s.target, s.num_colors, s.finish_reason, ("g2m", "paper"))
+            own.append(g2m)
+            rule.append(paper)
+    return own, rule
+
+
 def protocol_comparison(run, known: dict[str, list] | None = None) -> dict:
     """Scores per (N, C) under both protocols, each labelled with where its outputs came from.
 
     ``g2m``: the run's g2m tasks under G2M's protocol; ``paper``: its g2m_paper tasks under the paper's (its own
     budget); ``paper_rule_on_g2m``: the g2m outputs re-scored with the paper's parser and scoring (same outputs, G2M's
-    budget: the parser's effect alone). ``known``: rows the caller already scored, by protocol (of that protocol's
-    own tasks), used as they are rather than scored a second time.
+    budget: the parser's effect alone). ``known``: rows the caller already scored, by the keys above, used as they
+    are rather than scored a second time.
     """
     ran = {s.protocol for s in run.samples}
     out = {}
     for key, protocol, source in (("g2m", "g2m", "g2m"), ("paper", "paper", "paper"),
                                   ("paper_rule_on_g2m", "paper", "g2m")):
         if source in ran:
-            scored = (known or {}).get(key) if protocol == source else None
+            scored = (known or {}).get(key)
             if scored is None:
                 scored = score_run(run, protocol, source)
             out[key] = {"overall": summarise(scored), "tasks": {k: summarise(v) for k, v in by_task(scored).items()}}
@@ -103,8 +116,13 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str
     run = load_run(run_dir, allow_partial=options.allow_partial, run=run)
     out = ensure_dir(Path(out) if out else run.folder / "report")
     main = "g2m" if any(s.protocol == "g2m" for s in run.samples) else "paper"
-    scored = score_run(run, main)
-    protocols = protocol_comparison(run, {main: scored})
+    if main == "g2m":
+        scored, rule = score_both_ways(run)
+        known = {"g2m": scored, "paper_rule_on_g2m": rule}
+    else:
+        scored = score_run(run, main)
+        known = {main: scored}
+    protocols = protocol_comparison(run, known)
     tasks, overall = protocols[main]["tasks"], protocols[main]["overall"]  # the same rows: summarised once
     masks = grid_masks(scored)
     hms = heatmaps(masks)

@@ -69,11 +69,21 @@ def _max_shift(n: int) -> int:
     return max(1, n // 2)
 
 
-def _transposition(a: Grid, t: Grid) -> bool:
+#: A check's ``arr`` by default: the arrays are computed by the check itself (``error_shape`` computes them once and
+#: hands them to every check: converting a 64 x 64 answer is most of what a check costs).
+COMPUTE = object()
+
+
+def _given(arr, a: Grid, t: Grid):
+    """The (answer, target) arrays a caller passed (None: there are none, compare lists), else ``_arrays``'."""
+    return _arrays(a, t) if arr is COMPUTE else arr
+
+
+def _transposition(a: Grid, t: Grid, arr=COMPUTE) -> bool:
     """Read column by column: the answer is nearer the transpose, and the target is not symmetric (else the two read
     the same and nothing shows a transposition)."""
     n = len(t)
-    if (arr := _arrays(a, t)) is not None:
+    if (arr := _given(arr, a, t)) is not None:
         x, y = arr
         if (y == y.T).all():
             return False
@@ -87,7 +97,7 @@ def _transposition(a: Grid, t: Grid) -> bool:
     return off_t <= int(n * n * ROW_SLACK) and off > TRANSPOSE_RATIO * off_t
 
 
-def _rows_repeated(a: Grid, t: Grid) -> bool:
+def _rows_repeated(a: Grid, t: Grid, arr=COMPUTE) -> bool:  # compares lists: no use for arrays
     """Walk the answer against the target: each row is the next target row, or a copy of the row before where the
     target moves on (the target row is then written one row late). One copy at least, nothing unexplained."""
     j = copies = 0
@@ -117,31 +127,36 @@ def _row_shift_fast(arr, t: Grid) -> bool:
     a, tt = arr
     n = len(t)
     near = (a[:, None, :] != tt[None, :, :]).sum(axis=2) <= int(n * ROW_SLACK)  # near[i, j]: answer row i ~ row j
-    same = int(np.trace(near))
-    for k in (s * d for d in range(1, _max_shift(n) + 1) for s in (1, -1)):
-        hits, compared = int(np.trace(near, offset=k)), n - abs(k)
-        if compared >= 2 and hits >= 2 and hits >= SHIFT_SHARE * compared and hits > same:
-            return True
-    return False
+    rows = np.arange(n)
+    # every diagonal's sum at once: hits[k + n - 1] is near's trace at offset k (row j = i + k of the target)
+    hits = np.bincount((rows[None, :] - rows[:, None] + n - 1).ravel(), near.ravel(), 2 * n - 1).astype(np.int64)
+    same = hits[n - 1]
+    k = np.array([d for d in range(1, _max_shift(n) + 1) for d in (d, -d)])
+    hits, compared = hits[k + n - 1], n - np.abs(k)
+    return bool(((compared >= 2) & (hits >= 2) & (hits >= SHIFT_SHARE * compared) & (hits > same)).any())
 
 
 def _column_shift_fast(arr, t: Grid) -> bool:
     a, tt = arr
     n = len(t)
     same = int(((a != tt).sum(axis=1) <= int(n * ROW_SLACK)).sum())
-    for k in (s * d for d in range(1, _max_shift(n) + 1) for s in (1, -1)):
-        lo, hi = max(0, -k), min(n, n - k)
-        if hi - lo < max(2, math.ceil(n / 2)):
-            continue
-        hits = int(((a[:, lo:hi] != tt[:, lo + k:hi + k]).sum(axis=1) <= int((hi - lo) * ROW_SLACK)).sum())
-        if hits >= 2 and hits >= SHIFT_SHARE * n and hits > same:
-            return True
-    return False
+    # every shift at once: skew[i, j, k + n - 1] is 1 where a[i, j] != tt[i, j + k], written through a view that
+    # puts each (j, j + k) pair on its shift's column (pairs off the grid stay 0)
+    skew = np.zeros((n, n, 2 * n - 1), dtype=np.int8)
+    pairs = np.lib.stride_tricks.as_strided(skew[:, :, n - 1:], (n, n, n),
+                                            (skew.strides[0], skew.strides[1] - skew.strides[2], skew.strides[2]))
+    pairs[...] = a[:, :, None] != tt[:, None, :]
+    off = skew.sum(axis=1)  # off[i, k + n - 1]: row i's cells that differ from the target's shifted by k
+    k = np.array([d for d in range(1, _max_shift(n) + 1) for d in (d, -d)])
+    width = n - np.abs(k)
+    k, width = k[width >= max(2, math.ceil(n / 2))], width[width >= max(2, math.ceil(n / 2))]
+    hits = (off[:, k + n - 1] <= (width * ROW_SLACK).astype(np.int64)).sum(axis=0)
+    return bool(((hits >= 2) & (hits >= SHIFT_SHARE * n) & (hits > same)).any())
 
 
-def _row_shift(a: Grid, t: Grid) -> bool:
+def _row_shift(a: Grid, t: Grid, arr=COMPUTE) -> bool:
     """Rows one (or k) off: most compared rows are ``target[i + k]`` for one k, and more than are ``target[i]``."""
-    if (arr := _arrays(a, t)) is not None:
+    if (arr := _given(arr, a, t)) is not None:
         return _row_shift_fast(arr, t)
     n = len(t)
     same = sum(_near(row, t[i]) for i, row in enumerate(a[:n]))
@@ -165,9 +180,9 @@ def _row_shifted_by(row: Sequence[int], target_row: Sequence[int], k: int) -> bo
     return _near(row[lo:hi], target_row[lo + k : hi + k])
 
 
-def _column_shift(a: Grid, t: Grid) -> bool:
+def _column_shift(a: Grid, t: Grid, arr=COMPUTE) -> bool:
     """Cells one (or k) off within rows, the same k in most rows: a cell dropped or added at each row's start."""
-    if (arr := _arrays(a, t)) is not None:
+    if (arr := _given(arr, a, t)) is not None:
         return _column_shift_fast(arr, t)
     n = len(t)
     rows = list(zip(a, t, strict=False))
@@ -181,7 +196,7 @@ def _column_shift(a: Grid, t: Grid) -> bool:
     return False
 
 
-def _cut_short(a: Grid, t: Grid) -> bool:
+def _cut_short(a: Grid, t: Grid, arr=COMPUTE) -> bool:  # compares lists: no use for arrays
     """Stopped early: whole rows, then perhaps a part row, then nothing; what was written is (nearly) right."""
     n = len(t)
     if not a or len(a) > n or any(len(row) != n for row in a[:-1]) or len(a[-1]) > n:
@@ -193,11 +208,11 @@ def _cut_short(a: Grid, t: Grid) -> bool:
     return given > 0 and given - wrong >= CUT_SHORT_RIGHT * given
 
 
-def _one_colour_confused(a: Grid, t: Grid) -> bool:
+def _one_colour_confused(a: Grid, t: Grid, arr=COMPUTE) -> bool:
     """Every wrong cell is the same true colour read as the same other colour (a palette mix-up, not noise)."""
     if not _square(a, len(t)):
         return False
-    if (arr := _arrays(a, t)) is not None:
+    if (arr := _given(arr, a, t)) is not None:
         x, y = arr
         wrong = x != y
         if int(wrong.sum()) < CONFUSED_MIN_WRONG:
@@ -207,8 +222,9 @@ def _one_colour_confused(a: Grid, t: Grid) -> bool:
     return len(pairs) >= CONFUSED_MIN_WRONG and len(set(pairs)) == 1
 
 
-#: The checks, in order: (name, fits). Each takes the answer and the target as lists of lists of ints.
-SHAPES: tuple[tuple[str, Callable[[Grid, Grid], bool]], ...] = (
+#: The checks, in order: (name, fits). Each takes the answer and the target as lists of lists of ints (and, from
+#: ``error_shape``, their arrays: ``_arrays``).
+SHAPES: tuple[tuple[str, Callable[..., bool]], ...] = (
     ("transposition", _transposition),
     ("rows repeated", _rows_repeated),
     ("row shift", _row_shift),
@@ -227,4 +243,5 @@ def error_shape(matrix: Sequence[Sequence[int]] | None, target: Sequence[Sequenc
     a, t = as_grid(matrix), as_grid(target)  # ragged rows kept as they are
     if not a or a == t:
         return None
-    return next((name for name, fits in SHAPES if fits(a, t)), None)
+    arr = _arrays(a, t)
+    return next((name for name, fits in SHAPES if fits(a, t, arr)), None)

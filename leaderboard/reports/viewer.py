@@ -64,16 +64,19 @@ def _rows(matrix, num_colors: int) -> list[str]:
     if cells is None or cells.ndim != 2:
         return ["".join(str(v) if 0 <= v < num_colors else "?" for v in row) for row in matrix]
     chars = np.where((cells >= 0) & (cells < num_colors), cells + ord("0"), ord("?")).astype(np.uint8)
-    return [row.tobytes().decode("ascii") for row in chars]
+    text, width = chars.tobytes().decode("ascii"), chars.shape[1]  # one string, cut into rows
+    return [text[i:i + width] for i in range(0, len(text), width)] if width else [""] * len(chars)
 
 
 def _parsed(text: str, scored, protocol: str):
-    """The whole matrix the parser read (the score keeps only its N x N window): read again, except for an exact
-    answer, which is its target."""
+    """The whole matrix the parser read (the score keeps only its N x N window): read again only when it was not
+    N x N (else the window is all of it; an exact answer's is its target, the array)."""
     if scored.score.matrix is None:
         return None
     if scored.score.exact_match == 1.0:
-        return scored.target.tolist()
+        return scored.target
+    if not scored.score.shape_mismatch:
+        return scored.score.matrix
     n = scored.grid_size
     return parse_matrix(text, n).matrix if protocol == "g2m" else parse_paper(text, n)[0]
 

@@ -56,12 +56,17 @@ class Scored:
 
     @property
     def mask(self) -> np.ndarray:
-        """(N, N) bool: the cells read right."""
+        """(N, N) bool: the cells read right (all of them for an exact answer, known without reading its rows)."""
+        if self.score.exact_match == 1.0:
+            return np.ones((self.grid_size, self.grid_size), dtype=bool)
         return np.asarray(self.score.mask, dtype=bool)
 
     @property
     def pred(self) -> np.ndarray:
-        """(N, N): the value read for each cell, -1 where none was (clamped, so any integer fits)."""
+        """(N, N): the value read for each cell, -1 where none was (clamped, so any integer fits). An exact answer read
+        its target, cell for cell: a copy of it, without converting 4,096 Python ints for a 64 x 64 answer."""
+        if self.score.exact_match == 1.0:
+            return self.target.copy()
         n = self.grid_size
         matrix = self.score.matrix or ()
         if len(matrix) == n and all(len(row) == n for row in matrix):
@@ -79,10 +84,19 @@ class Scored:
 def score_output(sample_id: str, output: object, target, num_colors: int, finish_reason: str | None = None,
                  protocol: str = "g2m") -> Scored:
     """Re-score one raw output against its target with the harness's own ``score_answer``, under ``protocol``."""
+    return score_outputs(sample_id, output, target, num_colors, finish_reason, (protocol,))[0]
+
+
+def score_outputs(sample_id: str, output: object, target, num_colors: int, finish_reason: str | None = None,
+                  protocols: tuple[str, ...] = ("g2m", "paper")) -> list[Scored]:
+    """``score_output`` under each of ``protocols`` in turn: the target read once, and a plain JSON answer decoded
+    once (both parsers read one with ``literal.json_int_rows``, which keeps the last text it decoded)."""
     grid = as_grid(target)
     # an int64 array is kept as it is (read-only everywhere); anything else becomes one from the plain lists
     matrix = target if isinstance(target, np.ndarray) and target.dtype == np.int64 else np.asarray(grid, dtype=np.int64)
-    return Scored(sample_id, len(grid), num_colors, matrix, score_answer(output, grid, finish_reason, protocol))
+    rows = tuple(map(tuple, grid))  # as the parsers' answers are: the metrics compare tuple rows without copies
+    return [Scored(sample_id, len(grid), num_colors, matrix, score_answer(output, rows, finish_reason, protocol))
+            for protocol in protocols]
 
 
 def summarise(rows: list[Scored]) -> dict:

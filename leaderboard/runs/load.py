@@ -9,7 +9,7 @@ from g2m_base.errors import G2MError
 from g2m_base.run_layout import results_date
 from leaderboard.rescoring.rescore import zero_shot_truth
 from leaderboard.runs.find import choose_results, locate, prediction_file, read_results, samples_files, task_of
-from leaderboard.runs.release import check_against_release, release_samples
+from leaderboard.runs.release import check_row, first_off_release, release_samples
 from leaderboard.runs.run import NoResults, Run, RunError
 from leaderboard.runs.samples import SamplesReader, missing_samples
 from scoring.catalog import task_info
@@ -60,7 +60,8 @@ def load_run(path: str | Path, allow_partial: bool = False, run: str | None = No
     for f in samples_files(folder, date):
         task = task_of(f, date)
         task_n, task_c, _ = task_info(task)
-        reader.read(f, task, lambda s, n=task_n, c=task_c: check_against_release(s, n, c, truth))
+        reader.read(f, task, lambda s, n=task_n, c=task_c: check_row(s, n, c, truth),
+                    lambda rows: first_off_release(rows, truth))
     incomplete = missing_samples(results, date, reader.logged, reader.cut)
     if incomplete and not allow_partial:
         more = f" (and {len(incomplete) - 1} more task(s))" if len(incomplete) > 1 else ""

@@ -33,11 +33,7 @@ def parse_sample(line: str) -> Sample:
     if not (isinstance(matrix, list) and len(matrix) == n
             and all(isinstance(r, list) and len(r) == n for r in matrix)):
         raise ValueError(f"the target is not a {n}x{n} matrix")
-    cells = list(chain.from_iterable(matrix))  # n >= 1: never empty
-    # C loops over the cells (a type per cell, then the range), the same test as one per cell in Python
-    if not (set(map(type, cells)) == {int} and min(cells) >= 0 and max(cells) < c):
-        bad = next(v for v in cells if not (type(v) is int and 0 <= v < c))
-        raise ValueError(f"the target holds {bad!r}, not a colour value from 0 to {c - 1}")
+    target = _colours(matrix, c)
     resps = row.get("resps")
     output = resps[0][0] if isinstance(resps, list) and resps and isinstance(resps[0], list) and resps[0] else None
     if not isinstance(output, str):
@@ -45,7 +41,21 @@ def parse_sample(line: str) -> Sample:
     detail = doc.get("g2m") if isinstance(doc.get("g2m"), dict) else {}
     finish = detail.get("finish_reason")
     finish = finish if isinstance(finish, str) and finish in FINISH_REASONS else None
-    return Sample(sid, n, c, np.asarray(matrix, dtype=np.int64), output, finish_reason=finish)
+    return Sample(sid, n, c, target, output, finish_reason=finish)
+
+
+def _colours(matrix: list[list], c: int) -> np.ndarray:
+    """An N x N matrix (N >= 1) as int64, every cell an int from 0 to c - 1, else a ValueError naming the first cell
+    that is not: the same test as one per cell in Python, by a C loop over the cells' types and numpy's range."""
+    if set(map(type, chain.from_iterable(matrix))) == {int}:
+        try:
+            target = np.asarray(matrix, dtype=np.int64)
+        except OverflowError:  # past int64: out of range, named below
+            target = None
+        if target is not None and target.min() >= 0 and target.max() < c:
+            return target
+    bad = next(v for v in chain.from_iterable(matrix) if not (type(v) is int and 0 <= v < c))
+    raise ValueError(f"the target holds {bad!r}, not a colour value from 0 to {c - 1}")
 
 
 class SamplesReader:
@@ -59,10 +69,15 @@ class SamplesReader:
         self.cut: set[str] = set()
         self._where: dict[tuple[str, str], tuple[str, int, str]] = {}
 
-    def read(self, path: Path, task: str, check: Callable[[Sample], None]) -> None:
-        """Every line of ``path`` (the samples of ``task``), each passed to ``check`` (raising ValueError) first."""
+    def read(self, path: Path, task: str, check: Callable[[Sample], None],
+             check_all: Callable[[list[Sample]], tuple[int, str] | None] | None = None) -> None:
+        """Every line of ``path`` (the samples of ``task``), each passed to ``check`` (raising ValueError) first;
+        then ``check_all`` checks the lines read together (returning the index of the first that fails, and why),
+        and the first line that fails either way is the one named, as if each were checked in turn."""
         protocol = task_info(task)[2]
         ids: set[str] = set()
+        read: list[tuple[int, Sample]] = []
+        error: tuple[int, Exception] | None = None
         with open(path, "rb") as fh:
             line_no = 0
             try:
@@ -71,15 +86,20 @@ class SamplesReader:
                         self.cut.add(task)
                         break
                     line = raw.decode("utf-8")
-                    if not line.strip():
+                    if line.isspace():  # a blank line (never empty: it ends in a line break), not copied
                         continue
                     s = parse_sample(line)
                     s.protocol = protocol
                     check(s)
+                    read.append((line_no, s))
                     ids.add(s.id)
                     self._keep(s, path.name, line_no)
             except (ValueError, RecursionError, UnicodeDecodeError) as e:
-                raise RunError(f"{path.name}:{line_no}: not a G2M sample ({e})") from None
+                error = (line_no, e)
+        if check_all is not None and read and (off := check_all([s for _, s in read])) is not None:
+            error = (read[off[0]][0], ValueError(off[1]))  # a line read before any that failed on its own
+        if error is not None:
+            raise RunError(f"{path.name}:{error[0]}: not a G2M sample ({error[1]})") from None
         self.logged[task] = len(ids)
 
     def _keep(self, s: Sample, name: str, line_no: int) -> None:

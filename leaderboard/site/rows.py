@@ -15,7 +15,7 @@ from g2m_base.bounded_json import Rejected
 from g2m_base.errors import UsageError
 from g2m_base.files import safe_name
 from g2m_base.untrusted import check_value, skeleton
-from leaderboard.rescoring.rescore import score_output, summarise, truth_matrix, zero_shot_truth
+from leaderboard.rescoring.rescore import score_outputs, summarise, truth_matrix, zero_shot_truth
 from leaderboard.site import gap_board
 from leaderboard.site.audit_records import VERDICTS, well_formed_tier
 from leaderboard.site.index_page import VIEWS
@@ -52,8 +52,9 @@ def _baseline_scores() -> dict[str, dict[str, list]]:
         answers = {"g2m-oracle": oracle_answer(Image.fromarray(render_rgb(m)), t.grid_size),
                    "g2m-random": random_answer(t.grid_size, t.num_colors, sid)}
         for name, answer in answers.items():
-            out[name]["g2m"].append(score_output(sid, answer, m, t.num_colors))
-            out[name]["paper_rule_on_g2m"].append(score_output(sid, answer, m, t.num_colors, protocol="paper"))
+            g2m, paper = score_outputs(sid, answer, m, t.num_colors, None, ("g2m", "paper"))
+            out[name]["g2m"].append(g2m)
+            out[name]["paper_rule_on_g2m"].append(paper)
     return out
 
 

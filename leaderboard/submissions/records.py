@@ -8,7 +8,7 @@ import json
 
 from g2m_base.bounded_json import Rejected
 from g2m_base.untrusted import term
-from leaderboard.rescoring.rescore import score_output, truth_matrix, zero_shot_truth
+from leaderboard.rescoring.rescore import score_outputs, truth_matrix, zero_shot_truth
 from leaderboard.submissions.coverage import LOCAL, RELEASE, scaled_count
 from scoring.parsing import MAX_ANSWER_CHARS
 from scoring.score import FINISH_REASONS, REQUEST_FAILED
@@ -64,8 +64,9 @@ class Records:
             self.extra_fields |= {term(x, 40) for x in extra}
         t = truth[rid]
         target = truth_matrix(t)
-        for name, protocol in self.scorings:
-            self.scored[name].append(score_output(rid, rec["output"], target, t.num_colors, finish, protocol))
+        scores = score_outputs(rid, rec["output"], target, t.num_colors, finish, tuple(p for _, p in self.scorings))
+        for (name, _), scored in zip(self.scorings, scores, strict=True):
+            self.scored[name].append(scored)
 
     def digest(self) -> bytes:
         """One hash of every (id, output), in id order: two files with the same outputs have the same one, however
