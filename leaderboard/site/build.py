@@ -216,7 +216,7 @@ class _Board:
         v = outcome.validation
         try:
             r = _render({**outcome.accepted, "file": f.name, "scored": v.scored, "by_protocol": v.by_protocol,
-                         "probes": v.probes, "tier": tier}, self.submissions, self.out)
+                         "probes": v.probes, "tier": tier, "texts": v.texts}, self.submissions, self.out)
         except Exception as e:  # noqa: BLE001 - one broken submission must not stop the site
             _complain(f.name, "broke its page")
             return None, f"could not be rendered ({type(e).__name__}: {e})"
@@ -292,8 +292,8 @@ def _render(r: dict, submissions: Path, out: Path) -> dict:
     elif folder.is_dir():
         shutil.rmtree(folder)  # it holds what this page writes and nothing else: its entry lists every file in it
     r["page"] = write_model_page(r, out / "models")
-    r.pop("scored", None)
-    r.pop("by_protocol", None)
+    for heavy in ("scored", "by_protocol", "texts"):
+        r.pop(heavy, None)
     return r
 
 

@@ -48,8 +48,9 @@ KEY_ENV = "G2M_CACHE_KEY_FILE"
 KEY_BYTES = 32
 #: Bump when a page, a figure or a summary changes: cached pages would otherwise be served as they were.
 #: 2: the Digital Agnosia gap (a row's gap, sweep maps on its page); 3: each page states its tier; 4: its tier comes
-#: from the audit record of its outputs, and refuted rows have a board of their own.
-SITE_FORMAT = 4
+#: from the audit record of its outputs, and refuted rows have a board of their own; 5: a submission's page links the
+#: sample viewer of its outputs.
+SITE_FORMAT = 5
 MAX_ENTRY_BYTES = 4 << 20  # an entry is ~20 KB
 #: How each row's outputs are scored: (name of the scores, protocol) for ``records`` and for ``paper_records``.
 SCORINGS = ((("g2m", "g2m"), ("paper_rule_on_g2m", "paper")), (("paper", "paper"),))

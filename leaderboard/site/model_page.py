@@ -1,17 +1,20 @@
 """One model's page of the site: its figures (accuracy against N, per-cell heatmaps, colour confusion, patch
 alignment), its scores by task and its submission's metadata, written from its re-scored outputs by
-``templates/model.html.j2``."""
+``templates/model.html.j2``; and, for a submission, the sample viewer of its re-scored outputs (the one ``g2m
+report`` writes, ``reports.viewer``) beside its figures."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import NamedTuple
 
 from dataset_builder.grids.spec import PATCH_SIZES
 from g2m_base.files import atomic_write_text
 from g2m_base.untrusted import plot
 from leaderboard.pages.html import fmt, fmt_ci, render
 from leaderboard.reports import figures
+from leaderboard.reports.viewer import write_viewer
 from leaderboard.rescoring import patch_crossing
 from leaderboard.rescoring.rescore import by_task, color_bias, confusion_by_palette, grid_masks, heatmaps, summarise
 from leaderboard.site.gap_board import draw_sweeps
@@ -49,12 +52,13 @@ def write_model_page(row: dict, folder: Path) -> str:
     rows = [[str(n), str(c), fmt_ci(s["exact_match"], s["exact_match_ci"]),
              fmt_ci(s["cell_accuracy"], s["cell_accuracy_ci"]),
              fmt(s["parse_failed"]), fmt(s["truncated"])] for (n, c), s in tasks.items()]
+    viewer = _viewer(row, assets, title) if row.get("texts") else None
     path = folder / f"{page_slug}.html"
     row_tier, tier_why = tier(row)
     atomic_write_text(path, render(TEMPLATES, "model.html.j2", title=f"G2M: {name}", name=name, kind=row["kind"],
                                    raw=row.get("raw"), file=row.get("file"), slug=page_slug, figures=figs, tasks=rows,
                                    meta=meta, sweeps=draw_sweeps(row, assets), tier=row_tier,
-                                   tier_why=tier_why))
+                                   tier_why=tier_why, viewer=viewer))
     return f"models/{path.name}"
 
 
@@ -66,3 +70,28 @@ def _flat(d: dict, prefix: str = "") -> dict:
         else:
             out[f"{prefix}{k}"] = v
     return out
+
+
+class _Sample(NamedTuple):
+    id: str
+    protocol: str
+    output: str
+    finish_reason: str | None
+
+
+class _Submitted(NamedTuple):
+    """A submission as the viewer reads a run: the model, its outputs as G2M's samples, and each task's answer
+    budget as the submission records it (a task it does not name gets the protocol's own)."""
+
+    model: str
+    samples: list
+    results: dict
+
+
+def _viewer(row: dict, assets: Path, title: str) -> str:
+    """The viewer of the row's re-scored outputs in ``assets/viewer``; its path from the model page."""
+    budgets = (row["meta"].get("generation") or {}).get("max_gen_toks") or {}
+    configs = {t: {"generation_kwargs": {"max_gen_toks": b}} for t, b in budgets.items() if isinstance(b, int)}
+    run = _Submitted(row["name"], [_Sample(i, "g2m", text, finish) for i, (text, finish) in row["texts"].items()],
+                     {"configs": configs})
+    return f"{row['slug']}/{write_viewer(assets, run, row['scored'], 'g2m', title)}"

@@ -84,6 +84,8 @@ def summaries(row: dict, view: str) -> dict:
 
 #: A figure's file name in a model page's folder (never hidden, never a path).
 _FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+#: The sample viewer's files under a model's folder (``reports.viewer``): its page and its chunks.
+_VIEWER_FILE = re.compile(r"viewer/(?:index\.html|chunks/[0-9]{4}\.js)")
 #: What a cached row keeps: its validation (``accepted``) and what its rendering added (``row``).
 ACCEPTED = ("kind", "name", "sha256", "outputs_sha256", "meta", "warnings", "data")
 ROW = ("file", "slug", "page", "raw", "views", "gap", "tier")
@@ -91,7 +93,8 @@ ROW = ("file", "slug", "page", "raw", "views", "gap", "tier")
 
 def cached_form(r: dict, out: Path) -> tuple[dict, list[str]]:
     """A rendered row as a cache entry, and the files its page wrote."""
-    files = [r["page"], *(p.relative_to(out).as_posix() for p in sorted((out / "models" / r["slug"]).iterdir()))]
+    files = [r["page"], *(p.relative_to(out).as_posix() for p in sorted((out / "models" / r["slug"]).rglob("*"))
+                          if p.is_file())]
     if r.get("raw"):
         files.append(r["raw"])
     return {"accepted": {k: r.get(k) for k in ACCEPTED}, "row": {k: r.get(k) for k in ROW}}, files
@@ -138,6 +141,7 @@ def well_formed(accepted: dict, row: dict | None, files: set[str]) -> bool:
         return (file_ok and row["slug"] == page_slug and row["page"] == f"models/{page_slug}.html"
                 and gap_board.well_formed(row["gap"], page_slug, files)
                 and row["raw"] == want_raw and pages <= files
-                and all(len(p) == 3 and p[:2] == ["models", page_slug] and _FILE_NAME.fullmatch(p[2]) for p in figures))
+                and all(p[:2] == ["models", page_slug] and (_FILE_NAME.fullmatch(p[2]) if len(p) == 3 else
+                                                             _VIEWER_FILE.fullmatch("/".join(p[2:]))) for p in figures))
     except (Rejected, UsageError, TypeError, KeyError, AttributeError):
         return False

@@ -38,6 +38,7 @@ class Records:
         self.extra_fields: set[str] = set()
         self.with_extra = 0
         self.digests: dict[str, bytes] = {}  # id -> sha256 of (id, output): the outputs, whatever the file's layout
+        self.texts: dict[str, tuple[str, str | None]] = {}  # id -> (output, finish reason): what a viewer shows
 
     def __call__(self, k: int, rec: object) -> None:
         truth, what = self.truth, f"{self.key} {k}"
@@ -62,6 +63,7 @@ class Records:
         if extra:
             self.with_extra += 1
             self.extra_fields |= {term(x, 40) for x in extra}
+        self.texts[rid] = (rec["output"], finish)
         t = truth[rid]
         target = truth_matrix(t)
         scores = score_outputs(rid, rec["output"], target, t.num_colors, finish, tuple(p for _, p in self.scorings))

@@ -60,6 +60,7 @@ class Validation:
     probes: list = field(default_factory=list)  # re-scored probe sections (probe_section.rescore), if any
     outputs_sha256: str | None = None  # the hash of what was submitted, not of the file: every (id, output), the data
     # they were produced on and the probe sections; the same for a reformatted copy or another model name
+    texts: dict = field(default_factory=dict)  # id -> (output, finish reason) of ``records``: what the viewer shows
 
 
 @dataclass(frozen=True)
@@ -222,7 +223,7 @@ def validate(path: str | os.PathLike) -> Validation:
             records.digest(), paper.digest() if "paper_records" in doc else b"",
             json.dumps([meta.get("dataset"), doc.get("probes")], sort_keys=True).encode()))).hexdigest()
         return Validation(True, None, sha, meta, scores, warnings, records.scored["g2m"], kind, by_protocol, probes,
-                          outputs)
+                          outputs, records.texts)
     except Rejected as e:
         return Validation(False, str(e))
 

@@ -459,3 +459,25 @@ def test_the_report_and_the_board_give_the_same_gap(probed_doc, vlm_run, sweep_d
     for point, q in rescored.items():
         text = f">{q['gap']:.3f}</td>"
         assert text in table_row(page, point) and text in table_row(shown, point), point
+
+
+def test_each_submissions_page_opens_the_viewer_of_its_re_scored_outputs(site, browser):
+    """A submission's page links the sample viewer of its outputs (a baseline's does not: it has no submitted
+    outputs); the viewer lists every output, as re-scored, and draws one with no console error."""
+    page, _ = _open(browser, site["url"] + "index.html")
+    links = page.eval_on_selector_all("#board tbody tr td:first-child a:first-child",
+                                      "as => as.map(a => a.getAttribute('href'))")
+    with_viewer = []
+    for link in links:
+        page, problems = _open(browser, site["url"] + link)
+        found = page.eval_on_selector_all("a", "as => as.filter(a => a.textContent.startsWith('every answer'))"
+                                               ".map(a => a.href)")
+        assert problems == [] and len(found) == (0 if "g2m-" in link else 1), link
+        with_viewer += found
+    assert len(with_viewer) == 4
+    page, problems = _open(browser, with_viewer[0])
+    page.wait_for_selector("body[data-ready='1']")
+    assert page.evaluate("() => window.g2mViewer.order().length") == 4500
+    page.keyboard.press("j")  # the next sample: its chunk is loaded and drawn
+    page.wait_for_selector("#detail[data-drawn]")
+    assert problems == []
