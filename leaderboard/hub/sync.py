@@ -18,6 +18,7 @@ from pathlib import Path
 
 from dataset_builder.grids.spec import HUB_TIMEOUT, SUBMISSIONS_REPO_ID
 from g2m_base.errors import G2MError, HubError, UsageError, check_timeout, hub_failure, hub_timeouts, quiet_hub
+from g2m_base.untrusted import term
 from leaderboard.hub import comments, layout
 from leaderboard.site.rows import baseline_look_alike
 from leaderboard.submissions import said
@@ -213,7 +214,7 @@ def _merge(repo: _Repo, num: int, checked: str, answer: Answer) -> None:
     except HfHubHTTPError as e:
         if e.response is None or e.response.status_code not in (400, 403, 409, 422):
             raise
-        answer.note = f"not merged: the Hub refused ({e.response.status_code}: {str(e).splitlines()[0][:200]})"
+        answer.note = f"not merged: the Hub refused ({e.response.status_code}: {term(str(e).splitlines()[0], 200)})"
         return
     answer.merged = True
 
