@@ -10,7 +10,7 @@ import sys
 
 from dataset_builder.grids.configs import ROWS_PER_SHARD
 from dataset_builder.grids.spec import DEFAULT_RESOLUTION, HUB_TIMEOUT
-from g2m_base.flags import add_out, add_quiet
+from g2m_base.flags import add_out, add_quiet, add_timeout
 from g2m_base.untrusted import term
 
 
@@ -43,14 +43,6 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         return 0
     print(f"FAIL: {term(report.problems[0], 2000)}", file=sys.stderr)
     return 1
-
-
-def _seconds(text: str) -> float:
-    """A number; its range is checked by the push (``push.check_timeout``)."""
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--timeout must be a number of seconds, got {text!r}") from None
 
 
 def _cmd_push(args: argparse.Namespace) -> int:
@@ -100,8 +92,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--private", action="store_true", help="create the repository as private")
     p.add_argument("--dry-run", action="store_true", help="verify the folder and show what would be uploaded; "
                                                           "contact nothing")
-    p.add_argument("--timeout", type=_seconds, default=HUB_TIMEOUT,
-                   help=f"seconds to wait for a connection and for each answer of the Hub (default {HUB_TIMEOUT:g})")
+    add_timeout(p, HUB_TIMEOUT)
     p.add_argument("--workers", type=int, default=None, help="worker processes for the verify that runs "
                                                                        "first (default: all cores)")
     p.set_defaults(func=_cmd_push, extra=None)

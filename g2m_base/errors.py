@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 
 class G2MError(Exception):
@@ -144,3 +144,21 @@ def status_of(error: BaseException) -> int | None:
             return seen.response.status_code
         seen = seen.__cause__ or seen.__context__
     return None
+
+
+@contextlib.contextmanager
+def hub_session(api, timeout: float, failed: Callable[[str], str], offline_hint: str = "unset it") -> Iterator[None]:
+    """The block's calls to the Hub with ``timeout`` on each and no progress bars or retry warnings
+    (``hub_timeouts``, ``quiet_hub``); a failure of the Hub becomes ``HubError(failed(why))``, one line (``failed``
+    is called then, so it can name the stage the block had reached). Our own errors pass through as they are, and any
+    other exception stays a bug."""
+    try:
+        with quiet_hub(), hub_timeouts(timeout):
+            yield
+    except G2MError:
+        raise
+    except Exception as e:
+        why = hub_failure(e, getattr(api, "endpoint", "the Hub"), timeout, offline_hint)
+        if why is None:
+            raise
+        raise HubError(failed(why)) from None

@@ -1,5 +1,6 @@
-"""The flags every ``g2m`` command spells the same way: ``--data``, ``--out`` and ``--quiet``; and the one check of
-a bounded number (``check_int``, ``check_number``) every option and setting uses, with one form of refusal.
+"""The flags every ``g2m`` command spells the same way: ``--data``, ``--out``, ``--quiet`` and ``--timeout``; and the
+one check of a bounded number (``check_int``, ``check_number``) every option and setting uses, with one form of
+refusal.
 
 Each flag is added by one function with one help text, so ``g2m build``, ``eval``, ``probe`` and the rest read alike.
 Earlier spellings stay as hidden aliases (``g2m eval --output``, ``--no-progress``), so nothing a user typed breaks.
@@ -24,6 +25,20 @@ def add_out(parser: argparse.ArgumentParser, help: str, default: str | None = No
     parser.add_argument("--out", default=default, required=required, help=help)
     for alias in aliases:
         parser.add_argument(alias, dest="out", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+
+def _seconds(text: str) -> float:
+    """A number; its range is checked where it is used (``errors.check_timeout``), for library callers too."""
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--timeout must be a number of seconds, got {text!r}") from None
+
+
+def add_timeout(parser: argparse.ArgumentParser, default: float) -> None:
+    """``--timeout``: how long a command that talks to the Hub waits for a connection and for each answer."""
+    parser.add_argument("--timeout", type=_seconds, default=default,
+                        help=f"seconds to wait for a connection and for each answer of the Hub (default {default:g})")
 
 
 def add_quiet(parser: argparse.ArgumentParser, aliases: tuple[str, ...] = ()) -> None:

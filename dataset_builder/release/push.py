@@ -22,16 +22,7 @@ from pathlib import Path
 
 from dataset_builder.grids.spec import HUB_REPO_ID, HUB_TIMEOUT, MANIFEST_NAME
 from dataset_builder.release.provenance import describe_build, load_manifest, manifest_configs, release_differences
-from g2m_base.errors import (
-    BuildError,
-    G2MError,
-    HubError,
-    UsageError,
-    check_timeout,
-    hub_failure,
-    hub_timeouts,
-    quiet_hub,
-)
+from g2m_base.errors import BuildError, HubError, UsageError, check_timeout, hub_session
 
 __all__ = ["HubError", "PushPlan", "check_timeout", "plan_push", "push"]
 
@@ -117,23 +108,19 @@ def push(
 
     api = api or HfApi()
     stage = "creating the repository"
-    try:
-        with quiet_hub(), hub_timeouts(timeout):
-            _prepare(plan, api, private)
-            for k, (message, _) in enumerate(plan.commits):
-                stage = f"commit {k + 1} of {len(plan.commits)} ({message})"
-                plan.commit_oids.append(_commit(Path(root), plan, k, api))
-            if revision:
-                stage = f"tagging {revision}"
-                _tag(plan, api)
-    except G2MError:
-        raise
-    except Exception as e:
-        why = hub_failure(e, getattr(api, "endpoint", "the Hub"), timeout, "unset it to push")
-        if why is None:
-            raise
-        raise HubError(f"push to {repo_id} failed while {stage}: {why}; nothing was tagged, run the same command again "
-                       "to finish (what was uploaded is not sent again)") from None
+
+    def failed(why: str) -> str:
+        return (f"push to {repo_id} failed while {stage}: {why}; nothing was tagged, run the same command again to "
+                "finish (what was uploaded is not sent again)")
+
+    with hub_session(api, timeout, failed, "unset it to push"):
+        _prepare(plan, api, private)
+        for k, (message, _) in enumerate(plan.commits):
+            stage = f"commit {k + 1} of {len(plan.commits)} ({message})"
+            plan.commit_oids.append(_commit(Path(root), plan, k, api))
+        if revision:
+            stage = f"tagging {revision}"
+            _tag(plan, api)
     return plan
 
 

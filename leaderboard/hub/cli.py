@@ -6,17 +6,9 @@ import argparse
 from pathlib import Path
 
 from dataset_builder.grids.spec import HUB_TIMEOUT, SUBMISSIONS_REPO_ID
-from g2m_base.flags import HelpFormatter
+from g2m_base.flags import HelpFormatter, add_timeout
 from g2m_base.untrusted import term
 from leaderboard.audit import cli as audit_cli
-
-
-def _seconds(text: str) -> float:
-    """A number; its range is checked by the library (``g2m_base.hub.check_timeout``)."""
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--timeout must be a number of seconds, got {text!r}") from None
 
 
 def _sync(args: argparse.Namespace) -> int:
@@ -54,8 +46,7 @@ def _cycle(args: argparse.Namespace) -> int:
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--repo", default=SUBMISSIONS_REPO_ID, metavar="ORG/NAME",
                    help="the submissions dataset whose pull requests are answered")
-    p.add_argument("--timeout", type=_seconds, default=HUB_TIMEOUT,
-                   help="seconds to wait for a connection and for each answer of the Hub")
+    add_timeout(p, HUB_TIMEOUT)
 
 
 def register(lsub: argparse._SubParsersAction) -> None:
@@ -77,8 +68,7 @@ def register(lsub: argparse._SubParsersAction) -> None:
     p.add_argument("site", help="the site folder g2m leaderboard build wrote")
     p.add_argument("--space", required=True, metavar="ORG/NAME", help="the Space to publish to")
     p.add_argument("--private", action="store_true", help="create the Space as private when it is created")
-    p.add_argument("--timeout", type=_seconds, default=HUB_TIMEOUT,
-                   help="seconds to wait for a connection and for each answer of the Hub")
+    add_timeout(p, HUB_TIMEOUT)
     p.set_defaults(func=_publish, extra="report")
 
     p = lsub.add_parser("cycle", formatter_class=HelpFormatter,

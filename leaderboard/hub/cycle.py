@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dataset_builder.grids.spec import HUB_TIMEOUT
-from g2m_base.errors import G2MError, HubError, check_timeout, hub_failure, hub_timeouts, quiet_hub
+from g2m_base.errors import check_timeout, hub_session
 from g2m_base.files import folder_lock
 from g2m_base.untrusted import term
 from leaderboard.hub import mirror, publish, sync
@@ -78,16 +78,9 @@ def cycle(opts: CycleOptions, api=None, say: Callable[[str], None] = print) -> i
 
 
 def _hub(step, stage: str, api, timeout: float):
-    try:
-        with quiet_hub(), hub_timeouts(timeout):
-            return step()
-    except G2MError:
-        raise
-    except Exception as e:
-        why = hub_failure(e, getattr(api, "endpoint", "the Hub"), timeout, "unset it to run the board")
-        if why is None:
-            raise
-        raise HubError(f"the cycle failed while {stage}: {why}; run it again to resume") from None
+    with hub_session(api, timeout, lambda why: f"the cycle failed while {stage}: {why}; run it again to resume",
+                     "unset it to run the board"):
+        return step()
 
 
 def _send_audits(api, repo_id: str, audits: Path, say) -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dataset_builder.grids.spec import HUB_TIMEOUT, README_NAME
-from g2m_base.errors import G2MError, HubError, UsageError, check_timeout, hub_failure, hub_timeouts, quiet_hub
+from g2m_base.errors import UsageError, check_timeout, hub_session
 
 #: Kept on the Space whatever the build holds: the Hub needs them.
 KEPT = (".gitattributes",)
@@ -62,24 +62,20 @@ def publish(site: str | os.PathLike, space: str, api=None, timeout: float = HUB_
     files = site_files(site)
     api = api or HfApi()
     stage = f"creating the Space {space}"
-    try:
-        with quiet_hub(), hub_timeouts(timeout):
-            api.create_repo(space, repo_type="space", space_sdk="static", private=private, exist_ok=True)
-            stage = "listing the Space's files"
-            remote = set(api.list_repo_files(space, repo_type="space"))
-            before = api.repo_info(space, repo_type="space").sha
-            ops = [CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(p)) for rel, p in files.items()]
-            deleted = sorted(remote - set(files) - set(KEPT))
-            ops += [CommitOperationDelete(path_in_repo=p) for p in deleted]
-            stage = f"committing {len(files)} files"
-            info = api.create_commit(space, operations=ops, repo_type="space",
-                                     commit_message=f"Publish the G2M leaderboard ({len(files)} files)")
-    except G2MError:
-        raise
-    except Exception as e:
-        why = hub_failure(e, getattr(api, "endpoint", "the Hub"), timeout, "unset it to publish")
-        if why is None:
-            raise
-        raise HubError(f"publishing {site} to spaces/{space} failed while {stage}: {why}; the Space still shows its "
-                       "previous build (a commit is all or nothing): run the same command again") from None
+
+    def failed(why: str) -> str:
+        return (f"publishing {site} to spaces/{space} failed while {stage}: {why}; the Space still shows its previous "
+                "build (a commit is all or nothing): run the same command again")
+
+    with hub_session(api, timeout, failed, "unset it to publish"):
+        api.create_repo(space, repo_type="space", space_sdk="static", private=private, exist_ok=True)
+        stage = "listing the Space's files"
+        remote = set(api.list_repo_files(space, repo_type="space"))
+        before = api.repo_info(space, repo_type="space").sha
+        ops = [CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(p)) for rel, p in files.items()]
+        deleted = sorted(remote - set(files) - set(KEPT))
+        ops += [CommitOperationDelete(path_in_repo=p) for p in deleted]
+        stage = f"committing {len(files)} files"
+        info = api.create_commit(space, operations=ops, repo_type="space",
+                                 commit_message=f"Publish the G2M leaderboard ({len(files)} files)")
     return Published(space, info.oid if info.oid != before else None, len(files), deleted)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dataset_builder.grids.spec import HUB_TIMEOUT, SUBMISSIONS_REPO_ID
-from g2m_base.errors import G2MError, HubError, UsageError, check_timeout, hub_failure, hub_timeouts, quiet_hub
+from g2m_base.errors import UsageError, check_timeout, hub_session
 from g2m_base.untrusted import term
 from leaderboard.hub import comments, layout
 from leaderboard.site.rows import baseline_look_alike
@@ -64,30 +64,26 @@ def sync(repo_id: str = SUBMISSIONS_REPO_ID, merge: bool = False, api=None, time
     api = api or HfApi()
     stage = "finding this account (a token of the board's account is needed: HF_TOKEN or `hf auth login`)"
     answers: list[Answer] = []
-    try:
-        with quiet_hub(), hub_timeouts(timeout):
-            me = api.whoami()["name"]
-            stage = f"listing the open pull requests of {repo_id}"
-            prs = [d for d in api.get_repo_discussions(repo_id, repo_type="dataset", discussion_type="pull_request",
-                                                       discussion_status="open")]
-            repo = _Repo(api, repo_id)
-            left = 0
-            for d in sorted(prs, key=lambda d: d.num):
-                stage = f"answering pull request #{d.num}"
-                if d.status == "draft":  # its author is still at work: answered once they open it
-                    answers.append(Answer(d.num, "-" * 12, None, note="a draft: checked once its author opens it"))
-                elif sum(a.commented for a in answers) >= limit:
-                    left += 1  # a run's share is spent: the rest wait (a flood cannot hold one run for days)
-                else:
-                    answers.append(_answer(repo, d.num, me, merge))
-    except G2MError:
-        raise
-    except Exception as e:
-        why = hub_failure(e, getattr(api, "endpoint", "the Hub"), timeout, "unset it to sync")
-        if why is None:
-            raise
+    left = 0
+
+    def failed(why: str) -> str:
         done = f"; {len(answers)} answered before it stay answered" if answers else ""
-        raise HubError(f"sync of {repo_id} failed while {stage}: {why}{done}; run it again to go on") from None
+        return f"sync of {repo_id} failed while {stage}: {why}{done}; run it again to go on"
+
+    with hub_session(api, timeout, failed, "unset it to sync"):
+        me = api.whoami()["name"]
+        stage = f"listing the open pull requests of {repo_id}"
+        prs = list(api.get_repo_discussions(repo_id, repo_type="dataset", discussion_type="pull_request",
+                                            discussion_status="open"))
+        repo = _Repo(api, repo_id)
+        for d in sorted(prs, key=lambda d: d.num):
+            stage = f"answering pull request #{d.num}"
+            if d.status == "draft":  # its author is still at work: answered once they open it
+                answers.append(Answer(d.num, "-" * 12, None, note="a draft: checked once its author opens it"))
+            elif sum(a.commented for a in answers) >= limit:
+                left += 1  # a run's share is spent: the rest wait (a flood cannot hold one run for days)
+            else:
+                answers.append(_answer(repo, d.num, me, merge))
     if left:
         answers.append(Answer(0, "-" * 12, None, note=f"{left} more open pull requests wait for the next run"))
     return answers

@@ -105,6 +105,12 @@ def tier_of(records: dict[str, dict], outputs_sha256: str, model: str) -> dict:
     return {"tier": found.get("tier"), "why": found.get("reason"), "audited": (rec.get("replay") or {}).get("finished")}
 
 
+def unaudited(rows: list[dict]) -> list[str]:
+    """The files of the shown open-weight submissions that no audit has replayed yet: the audit queue."""
+    return [r["file"] for r in rows if r["kind"] == "submission" and r["tier"]["why"] == NOT_AUDITED
+            and r["meta"]["model"].get("open_weights") is True]
+
+
 def well_formed_tier(value: object, tiers: tuple[str, ...]) -> bool:
     return (isinstance(value, dict) and set(value) == {"tier", "why", "audited"} and value["tier"] in tiers
             and isinstance(value["why"], str) and (value["audited"] is None or isinstance(value["audited"], str)))

@@ -98,13 +98,7 @@ def _build_site(submissions: Path, out: Path, progress: bool, hub: bool, hub_end
     board.cache.prune()
     return {"rows": len(built), "submissions": sum(r["kind"] == "submission" for r in built), "rejected": rejected,
             "output_dir": str(out), "hub": hub_rows, "baselines": baselines, "audits": len(records),
-            "ignored_audits": ignored, "unaudited": _unaudited(built), **counts}
-
-
-def _unaudited(built: list[dict]) -> list[str]:
-    """The files of the shown open-weight submissions that no audit has replayed yet: the audit queue."""
-    return [r["file"] for r in built if r["kind"] == "submission" and r["tier"]["why"] == audit_records.NOT_AUDITED
-            and r["meta"]["model"].get("open_weights") is True]
+            "ignored_audits": ignored, "unaudited": audit_records.unaudited(built), **counts}
 
 
 def _progress(files: list[Path]):
