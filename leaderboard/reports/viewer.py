@@ -102,9 +102,11 @@ def details(sample, scored, protocol: str, budgets: dict[str, int]) -> tuple[lis
     return row, detail
 
 
-def write_viewer(out: Path, run, scored: list, protocol: str, title: str) -> str:
-    """The viewer of ``scored`` (the run's samples of ``protocol``, as the report scored them) in ``out/viewer``;
-    returns the page's path relative to ``out``."""
+def write_viewer(out: Path, run, scored: list, protocol: str, title: str,
+                 back: tuple[str, str] = ("../index.html", "report")) -> str:
+    """The viewer of ``scored`` (the run's samples of ``protocol``, as the report scored them) in ``out/viewer``,
+    with a link back (its address from the viewer, and what it is called); returns the page's path relative to
+    ``out``."""
     folder = ensure_dir(out / VIEWER_DIR)
     chunks = ensure_dir(folder / "chunks")
     for old in chunks.glob("*.js"):  # a rerun with fewer samples leaves no chunk of the last one behind
@@ -132,7 +134,7 @@ def write_viewer(out: Path, run, scored: list, protocol: str, title: str) -> str
              "strategies": list(STRATEGY_NAMES if protocol == "g2m" else PAPER_STRATEGY_NAMES),
              "shapes": list(SHAPE_NAMES), "rows": rows,
              "prompts": {f"{n}x{c}": build_prompt(n, c) for n, c in sorted({(r[2], r[3]) for r in rows})}}
-    html = render(TEMPLATES, "viewer.html.j2", title=f"{title}: every sample", model=run.model,
+    html = render(TEMPLATES, "viewer.html.j2", title=f"{title}: every sample", model=run.model, back=back,
                   subtitle=f"{protocol} protocol, {len(rows):,} samples", index=index)
     atomic_write_text(folder / "index.html", html)
     return f"{VIEWER_DIR}/index.html"

@@ -94,4 +94,5 @@ def _viewer(row: dict, assets: Path, title: str) -> str:
     configs = {t: {"generation_kwargs": {"max_gen_toks": b}} for t, b in budgets.items() if isinstance(b, int)}
     run = _Submitted(row["name"], [_Sample(i, "g2m", text, finish) for i, (text, finish) in row["texts"].items()],
                      {"configs": configs})
-    return f"{row['slug']}/{write_viewer(assets, run, row['scored'], 'g2m', title)}"
+    back = (f"../../{row['slug']}.html", f"{row['name']}'s page")
+    return f"{row['slug']}/{write_viewer(assets, run, row['scored'], 'g2m', title, back)}"

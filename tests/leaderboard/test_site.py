@@ -404,7 +404,8 @@ def test_a_forged_per_point_number_changes_nothing_on_the_board(site):
 
     assert same(pages["probed.json"].read_text(), "probed.json") == same(pages["probed-forged.json"].read_text(),
                                                                         "probed-forged.json")
-    figs = {f: {p.name: p.read_bytes() for p in (out / "models" / s).iterdir()} for f, s in slugs.items()}
+    figs = {f: {p.name: p.read_bytes() for p in (out / "models" / s).iterdir() if p.is_file()}
+            for f, s in slugs.items()}
     assert "sweep_0.png" in figs["probed.json"] and figs["probed.json"] == figs["probed-forged.json"]
     html = (out / "index.html").read_text()
     data = json.loads(html.split('<script type="application/json" id="board-data">')[1].split("</script>")[0])
@@ -481,3 +482,7 @@ def test_each_submissions_page_opens_the_viewer_of_its_re_scored_outputs(site, b
     page.keyboard.press("j")  # the next sample: its chunk is loaded and drawn
     page.wait_for_selector("#detail[data-drawn]")
     assert problems == []
+    page.click("header a")  # back to the model's page it came from
+    page.wait_for_load_state()
+    folder, page_slug = with_viewer[0].removesuffix("/viewer/index.html").rsplit("/", 1)
+    assert page.url == f"{folder}/{page_slug}.html" and page.query_selector("a[download]") is not None
