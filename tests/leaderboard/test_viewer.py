@@ -186,3 +186,28 @@ def test_a_hostile_answer_stays_text(viewer, browser):
     marked = page.eval_on_selector_all("pre#text mark", "ms => ms.map(m => m.textContent)")
     assert marked and marked[-1].startswith("[[") and "not markup" not in marked[-1]  # the parsed part only
     assert problems == []
+
+
+def test_a_chunk_is_deflated_and_one_that_will_not_inflate_is_said_not_loaded(viewer, browser, tmp_path):
+    """Chunks are written deflated (a third of the size); a damaged one never breaks the page: the sample says its
+    details could not be loaded, and every other sample still opens."""
+    import base64
+    import zlib
+
+    folder = tmp_path / "viewer"
+    shutil.copytree(viewer["page"].parent, folder)
+    first = (folder / "chunks" / "0000.js").read_text()
+    data = re.fullmatch(r'g2mChunkZ\(0, "([A-Za-z0-9+/=]+)"\);\n', first).group(1)
+    items = json.loads(zlib.decompress(base64.b64decode(data)))
+    assert len(items) == 50 and items[0]["id"] == _index(viewer)["rows"][0][0]
+    (folder / "chunks" / "0000.js").write_text('g2mChunkZ(0, "bm90IGRlZmxhdGVk");\n')  # base64, not deflate
+    page = browser.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto((folder / "index.html").as_uri())
+    page.wait_for_selector("#status:not([hidden])")
+    page.wait_for_function("document.querySelector('#status').textContent.includes('could not be loaded')")
+    assert errors == []
+    page.goto((folder / "index.html").as_uri() + f"#{_index(viewer)['rows'][60][0]}")  # in the second chunk
+    page.wait_for_selector("#detail[data-drawn]")
+    assert errors == []

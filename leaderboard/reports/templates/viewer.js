@@ -1,6 +1,6 @@
 // The sample viewer. The index of every sample (#viewer-data) is read once; a sample's details are in
-// chunks/NNNN.js, loaded once each with a <script> tag (so the page works from file://) and delivered through
-// window.g2mChunk. Only one page of the filtered list is in the DOM. Data becomes text (textContent) or pixels,
+// chunks/NNNN.js, loaded once each with a <script> tag (so the page works from file://) and delivered, deflated,
+// through window.g2mChunkZ. Only one page of the filtered list is in the DOM. Data becomes text (textContent) or pixels,
 // never markup. Canvases are drawn at the device's pixel ratio with every cell edge on a whole device pixel.
 (function () {
   'use strict';
@@ -42,6 +42,25 @@
     delete waiting[k];
     cbs.forEach(function (f) { f(true); });
   };
+  function chunkFailed(k) {
+    failed[k] = true;
+    var cbs = waiting[k] || [];
+    delete waiting[k];
+    cbs.forEach(function (f) { f(false); });
+  }
+  // a chunk as written: its JSON deflated (zlib) and in base64, inflated here; a chunk that does not inflate or
+  // parse is a chunk that could not be loaded
+  window.g2mChunkZ = function (k, b64) {
+    k = Number(k);
+    if (!(k >= 0) || typeof b64 !== 'string' || typeof DecompressionStream === 'undefined') { chunkFailed(k); return; }
+    try {
+      var bin = atob(b64), bytes = new Uint8Array(bin.length);
+      for (var i = 0; i < bin.length; i++) { bytes[i] = bin.charCodeAt(i); }
+      new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate'))).text()
+        .then(function (text) { window.g2mChunk(k, JSON.parse(text)); }, function () { chunkFailed(k); })
+        .catch(function () { chunkFailed(k); });
+    } catch (e) { chunkFailed(k); }
+  };
   function loadChunk(k, cb) {
     if (chunks[k]) { if (cb) { cb(true); } return; }
     if (failed[k]) { if (cb) { cb(false); } return; }
@@ -51,12 +70,7 @@
     var s = document.createElement('script');
     s.src = chunkPath(k);
     s.async = true;
-    s.onerror = function () {
-      failed[k] = true;
-      var cbs = waiting[k] || [];
-      delete waiting[k];
-      cbs.forEach(function (f) { f(false); });
-    };
+    s.onerror = function () { chunkFailed(k); };
     document.head.appendChild(s);
   }
   function detailOf(i) {
