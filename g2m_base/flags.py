@@ -92,3 +92,11 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         if "default" in text or action.default in (None, False, "", argparse.SUPPRESS):
             return text
         return super()._get_help_string(action)
+
+
+def check_repo_id(flag: str, repo_id: str) -> str:
+    """A Hub repository named ORG/NAME, as ``flag`` takes it (a push's, a sync's, a Space's)."""
+    parts = repo_id.split("/") if isinstance(repo_id, str) else []
+    if len(parts) != 2 or not all(parts) or any(p in (".", "..") for p in parts):
+        raise UsageError(f"{flag} must look like ORG/NAME, got {repo_id!r}")
+    return repo_id

@@ -23,6 +23,7 @@ from pathlib import Path
 from dataset_builder.grids.spec import HUB_REPO_ID, HUB_TIMEOUT, MANIFEST_NAME
 from dataset_builder.release.provenance import describe_build, load_manifest, manifest_configs, release_differences
 from g2m_base.errors import BuildError, HubError, UsageError, check_timeout, hub_session
+from g2m_base.flags import check_repo_id
 
 __all__ = ["HubError", "PushPlan", "check_timeout", "plan_push", "push"]
 
@@ -51,12 +52,6 @@ class PushPlan:
         return "\n".join(lines)
 
 
-def _check_repo_id(repo_id: str) -> None:
-    parts = repo_id.split("/")
-    if len(parts) != 2 or not all(parts) or any(p in (".", "..") for p in parts):
-        raise UsageError(f"--repo-id must look like ORG/NAME, got {repo_id!r}")
-
-
 def plan_push(root: str | os.PathLike, repo_id: str, revision: str | None = None,
               workers: int | None = None) -> PushPlan:
     """What would be uploaded, after the full verify; refuses a folder that fails it, and anything but the release
@@ -64,7 +59,7 @@ def plan_push(root: str | os.PathLike, repo_id: str, revision: str | None = None
     from dataset_builder.release.verify import verify
 
     root = Path(root)
-    _check_repo_id(repo_id)
+    check_repo_id("--repo-id", repo_id)
     manifest = load_manifest(root)
     if manifest is None:
         raise BuildError(f"{root / MANIFEST_NAME} is missing: build the release first (g2m build)")

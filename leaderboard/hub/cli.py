@@ -6,15 +6,15 @@ import argparse
 from pathlib import Path
 
 from dataset_builder.grids.spec import HUB_TIMEOUT, SUBMISSIONS_REPO_ID
-from g2m_base.flags import HelpFormatter, add_timeout
+from g2m_base.flags import HelpFormatter, add_timeout, check_repo_id
 from g2m_base.untrusted import term
 from leaderboard.audit import cli as audit_cli
 
 
 def _sync(args: argparse.Namespace) -> int:
-    from leaderboard.hub.sync import check_repo_id, sync
+    from leaderboard.hub.sync import sync
 
-    answers = sync(check_repo_id(args.repo), merge=args.merge, timeout=args.timeout)
+    answers = sync(check_repo_id("--repo", args.repo), merge=args.merge, timeout=args.timeout)
     for a in answers:
         print(a.said())
     if not answers:
@@ -24,19 +24,17 @@ def _sync(args: argparse.Namespace) -> int:
 
 def _publish(args: argparse.Namespace) -> int:
     from leaderboard.hub.publish import publish
-    from leaderboard.hub.sync import check_repo_id
 
-    print(publish(args.site, check_repo_id(args.space), timeout=args.timeout, private=args.private).said())
+    print(publish(args.site, check_repo_id("--space", args.space), timeout=args.timeout, private=args.private).said())
     return 0
 
 
 def _cycle(args: argparse.Namespace) -> int:
     from leaderboard.hub.cycle import CycleOptions, cycle
-    from leaderboard.hub.sync import check_repo_id
 
     given = args.serve or args.base_url or args.model
-    opts = CycleOptions(repo_id=check_repo_id(args.repo), work=Path(args.work),
-                        space=check_repo_id(args.space) if args.space else None, merge=args.merge,
+    opts = CycleOptions(repo_id=check_repo_id("--repo", args.repo), work=Path(args.work),
+                        space=check_repo_id("--space", args.space) if args.space else None, merge=args.merge,
                         access=audit_cli.access_of(args) if given else None, data=args.data, k=args.k,
                         probes=audit_cli.probes_of(args) if given else None, timeout=args.timeout,
                         progress=not args.quiet)

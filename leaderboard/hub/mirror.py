@@ -67,7 +67,8 @@ def mirror(api, repo_id: str, root: Path) -> Mirrored:
         if size > cap:
             done.skipped.append(f"{path}: {size:,} bytes, over {cap:,}")
             continue
-        if local.is_file() and not local.is_symlink() and content_id(local, lfs) == cid:
+        if (local.is_file() and not local.is_symlink() and local.stat().st_size == size
+                and content_id(local, lfs) == cid):  # the size first: a file of another size is never hashed
             continue
         if path.startswith(f"{AUDITS_DIR}/") and local.is_file():
             continue  # this machine's record differs: it is sent up (upload_audits), never overwritten
@@ -102,7 +103,8 @@ def pending_audits(api, repo_id: str, audits: Path, board_key: bytes) -> list[Pa
     out = []
     for path in sorted(audits.glob("*.json")):
         there = remote.get(f"{AUDITS_DIR}/{path.name}")
-        if (there is None or content_id(path, there[2]) != there[1]) and verified(path, board_key) is not None:
+        differs = there is None or path.stat().st_size != there[0] or content_id(path, there[2]) != there[1]
+        if differs and verified(path, board_key) is not None:
             out.append(path)
     return out
 

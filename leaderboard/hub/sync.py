@@ -11,13 +11,12 @@ after a comment and before its merge merges on the next run.
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from dataset_builder.grids.spec import HUB_TIMEOUT, SUBMISSIONS_REPO_ID
-from g2m_base.errors import UsageError, check_timeout, hub_session
+from g2m_base.errors import check_timeout, hub_session
 from g2m_base.untrusted import term
 from leaderboard.hub import comments, layout
 from leaderboard.site.rows import baseline_look_alike
@@ -97,20 +96,25 @@ def _tree(api, repo_id: str, revision: str) -> tuple[dict[str, str], dict[str, i
 
 
 class _Repo:
-    """What one run reads of the repository once: main's files and history (a pull request's merge base is the
-    newest of its commits that main has)."""
+    """What one run reads of the repository: main's files (read again before each merge) and main's history, read
+    once and again only when a pull request's base is newer than it (a pull request opened after a merge of this
+    run); a pull request's merge base is the newest of its commits that main has."""
 
     def __init__(self, api, repo_id: str) -> None:
         self.api, self.repo_id = api, repo_id
-        self.refresh()
+        self.main: dict[str, str] = {}
+        self.history: set[str] | None = set()
+        self.refresh_main()
+        self._read_history()
 
-    def refresh(self) -> None:
+    def refresh_main(self) -> None:
+        self.main, _ = _tree(self.api, self.repo_id, "main")
+
+    def _read_history(self) -> None:
         from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError, RevisionNotFoundError
 
-        self.main, _ = _tree(self.api, self.repo_id, "main")
         try:
-            self.history: set[str] | None = {c.commit_id for c in self.api.list_repo_commits(self.repo_id,
-                                                                                              repo_type="dataset")}
+            self.history = {c.commit_id for c in self.api.list_repo_commits(self.repo_id, repo_type="dataset")}
         except (RepositoryNotFoundError, RevisionNotFoundError):
             raise
         except HfHubHTTPError as e:  # a Hub (or stand-in) without the history route: the diffs say what changed
@@ -127,6 +131,9 @@ class _Repo:
             return layout.refusal(*layout.diff_change(diff), sizes, set(self.main))
         ours = [c.commit_id for c in self.api.list_repo_commits(self.repo_id, repo_type="dataset", revision=head)]
         base = next((c for c in ours if c in self.history), None)
+        if base is None:  # main may have moved since the history was read: read it once more before refusing
+            self._read_history()
+            base = next((c for c in ours if c in (self.history or ())), None)
         if base is None:
             return None, "it shares no history with main: open it from the repository's main branch"
         before, _ = _tree(self.api, self.repo_id, base)
@@ -158,10 +165,8 @@ def _verdict(repo: _Repo, head: str, num: int) -> Answer:
     path, why = repo.change(head, num)
     if why is not None:
         return Answer(num, head, "rejected", [said.rejected(why)])
-    with tempfile.TemporaryDirectory(prefix="g2m-sync-") as tmp:
-        got = repo.api.hf_hub_download(repo.repo_id, path, repo_type="dataset", revision=head, cache_dir=tmp)
-        local = Path(tmp) / Path(path).name  # a regular file of its own (the cache's entry is a link into blobs)
-        shutil.copyfile(got, local)
+    with tempfile.TemporaryDirectory(prefix="g2m-sync-") as tmp:  # a regular file, never a link into a cache
+        local = Path(repo.api.hf_hub_download(repo.repo_id, path, repo_type="dataset", revision=head, local_dir=tmp))
         lines = _check_file(local, path)
     return Answer(num, head, "rejected" if lines[0].startswith("REJECTED") else "accepted", lines, path)
 
@@ -197,7 +202,7 @@ def _merge(repo: _Repo, num: int, checked: str, answer: Answer) -> None:
     if api.repo_info(repo_id, repo_type="dataset", revision=f"refs/pr/{num}").sha != checked:
         answer.note = "not merged: a commit was pushed after the check; the next run checks it"
         return
-    repo.refresh()
+    repo.refresh_main()
     answer.path, why = repo.change(checked, num)
     if why is not None:
         answer.verdict, answer.lines = "rejected", [said.rejected(why)]
@@ -213,10 +218,3 @@ def _merge(repo: _Repo, num: int, checked: str, answer: Answer) -> None:
         answer.note = f"not merged: the Hub refused ({e.response.status_code}: {term(str(e).splitlines()[0], 200)})"
         return
     answer.merged = True
-
-
-def check_repo_id(repo_id: str) -> str:
-    parts = repo_id.split("/")
-    if len(parts) != 2 or not all(parts) or any(p in (".", "..") for p in parts):
-        raise UsageError(f"--repo must look like ORG/NAME, got {repo_id!r}")
-    return repo_id

@@ -17,6 +17,7 @@ from leaderboard.reports import figures
 from leaderboard.reports.viewer import write_viewer
 from leaderboard.rescoring import patch_crossing
 from leaderboard.rescoring.rescore import by_task, color_bias, confusion_by_palette, grid_masks, heatmaps, summarise
+from leaderboard.runs.run import Sample
 from leaderboard.site.gap_board import draw_sweeps
 from leaderboard.site.index_page import tier
 from leaderboard.submissions.run_metadata import public
@@ -72,13 +73,6 @@ def _flat(d: dict, prefix: str = "") -> dict:
     return out
 
 
-class _Sample(NamedTuple):
-    id: str
-    protocol: str
-    output: str
-    finish_reason: str | None
-
-
 class _Submitted(NamedTuple):
     """A submission as the viewer reads a run: the model, its outputs as G2M's samples, and each task's answer
     budget as the submission records it (a task it does not name gets the protocol's own)."""
@@ -92,7 +86,9 @@ def _viewer(row: dict, assets: Path, title: str) -> str:
     """The viewer of the row's re-scored outputs in ``assets/viewer``; its path from the model page."""
     budgets = (row["meta"].get("generation") or {}).get("max_gen_toks") or {}
     configs = {t: {"generation_kwargs": {"max_gen_toks": b}} for t, b in budgets.items() if isinstance(b, int)}
-    run = _Submitted(row["name"], [_Sample(i, "g2m", text, finish) for i, (text, finish) in row["texts"].items()],
-                     {"configs": configs})
+    texts = row["texts"]
+    samples = [Sample(r.id, r.grid_size, r.num_colors, r.target, texts[r.id][0], "g2m", texts[r.id][1])
+               for r in row["scored"]]
+    run = _Submitted(row["name"], samples, {"configs": configs})
     back = (f"../../{row['slug']}.html", f"{row['name']}'s page")
     return f"{row['slug']}/{write_viewer(assets, run, row['scored'], 'g2m', title, back)}"
