@@ -1,5 +1,5 @@
-"""CPU seconds of ``g2m report`` and of each of its figures, and the figures' writer against matplotlib's plain way of
-writing the same figures; ratios from one run.
+"""CPU seconds of ``g2m report`` and of each of its figures, drawing the canvas and writing its PNG and its SVG
+apart; from one run.
 
     python benchmarks/bench_figures.py          # ~2 minutes on 2 cores: a small release and a g2m-random run first
 
@@ -7,16 +7,15 @@ A small release (``zero_shot`` and ``probe_n20_c3`` at scale 0.02: 90 zero_shot 
 built and the built-in ``g2m-random`` baseline evaluated on it (not counted). Then, each in a child process:
 
   report    - ``g2m report RUN`` as a user runs it (start-up and imports included): its CPU seconds;
-  figures   - the same report built in-process with each figure function timed as the report calls it (the first
-              figure drawn pays for importing matplotlib); then each figure drawn again from the same numbers and
-              written both ways, in turns, the least CPU seconds of ``--repeat`` turns kept:
-                now    - ``layout.write``: the layout solved once, then PNG + SVG (the heatmap grid has a fixed
-                         layout: nothing to solve);
-                plain  - ``savefig`` PNG then SVG as matplotlib does it by itself: each save lays the figure out
-                         again, with an extra draw.
+  figures   - the same report built in-process with each figure function timed as the report calls it; then each
+              figure drawn again from the same numbers, in turns, the least CPU seconds of ``--repeat`` turns kept:
+                draw   - the figure's canvas (every shape placed, every text measured that needs it);
+                png    - ``raster.png``: drawn by Pillow at twice the size, reduced, deflated;
+                svg    - ``vector.svg``: the template rendered.
 
-CPU seconds (user + system) stay close to what an idle machine would take however busy the machine is; the ratio of
-the two ways, taken in turns in one process, is the number to read.
+CPU seconds (user + system) stay close to what an idle machine would take however busy the machine is; the shares of
+the three parts, taken in turns in one process, are the numbers to read. (The same figures drawn by matplotlib cost
+about 1.75 CPU-s of a 4,500-row report, 0.33 of it its import: ``docs/performance.md``.)
 """
 
 from __future__ import annotations
@@ -35,19 +34,11 @@ FIGURES = {"accuracy_vs_n": "draw_accuracy_vs_n", "heatmap_grid": "draw_heatmap_
            "alignment": "draw_alignment"}
 
 
-def plain_write(fig, path: Path) -> None:
-    """What ``layout.write`` replaces: two saves, each laying the figure out again."""
-    from g2m_base import plotting
-    from leaderboard.reports import figures, layout
-
-    fig.savefig(path, dpi=layout.DPI)
-    fig.savefig(path.with_suffix(".svg"), metadata=plotting.SVG_METADATA)
-    figures._plt().close(fig)
-
-
 def measure(run: str, out: Path, repeat: int) -> dict:
-    """In this process: the report with its figures timed, then each figure written both ways in turns."""
-    from leaderboard.reports import figures, report
+    """In this process: the report with its figures timed, then each figure drawn and written in turns."""
+    from leaderboard import figures
+    from leaderboard.figures import raster, vector
+    from leaderboard.reports import report
 
     in_report: dict[str, float] = {}
     calls: dict[str, dict] = {}
@@ -66,22 +57,25 @@ def measure(run: str, out: Path, repeat: int) -> dict:
     t = time.process_time()
     report.build_report(run, out / "report")
     total = time.process_time() - t
-    ways = {"now": figures.write, "plain": plain_write}
-    best = {name: dict.fromkeys(ways, float("inf")) for name in FIGURES}
+    parts = {"draw": lambda draw, kw: draw(**kw), "png": lambda fig, _: raster.png(fig),
+             "svg": lambda fig, _: vector.svg(fig)}
+    best = {name: dict.fromkeys(parts, float("inf")) for name in FIGURES}
     for _ in range(repeat):
         for name, draw in FIGURES.items():
-            kw = {k: v for k, v in calls[name].items() if k != "path"}
-            for way, write in ways.items():
+            kw = {k: v for k, v in calls[name].items() if k not in ("path", "svg")}
+            fig = None
+            for part, do in parts.items():
                 t = time.process_time()
-                write(getattr(figures, draw)(**kw), out / f"{way}-{name}.png")
-                best[name][way] = min(best[name][way], time.process_time() - t)
+                result = do(getattr(figures, draw) if part == "draw" else fig, kw)
+                best[name][part] = min(best[name][part], time.process_time() - t)
+                fig = result if part == "draw" else fig
     return {"build_report": total, "in_report": in_report, "best": best}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--keep", help="a folder for the build and the run, kept (reused when it holds them)")
-    ap.add_argument("--repeat", type=int, default=3, help="turns of drawing every figure both ways (default 3)")
+    ap.add_argument("--repeat", type=int, default=3, help="turns of drawing every figure (default 3)")
     ap.add_argument("--child", nargs=2, metavar=("RUN", "OUT"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -102,14 +96,14 @@ def main() -> None:
         print(f"g2m report (child process, all included): {report:6.2f} CPU-s")
         print(f"build_report in-process:                  {m['build_report']:6.2f} CPU-s, of which figures "
               f"{sum(m['in_report'].values()):.2f}")
-        print(f"{'figure':<16}{'in report':>11}{'now':>8}{'plain':>8}{'plain/now':>11}   (CPU-s; now/plain: least "
+        print(f"{'figure':<16}{'in report':>11}{'draw':>8}{'png':>8}{'svg':>8}   (CPU-s; draw/png/svg: least "
               f"of {args.repeat})")
         for name in FIGURES:
             b = m["best"][name]
-            print(f"{name:<16}{m['in_report'][name]:>11.2f}{b['now']:>8.2f}{b['plain']:>8.2f}"
-                  f"{b['plain'] / b['now']:>10.2f}x")
-        now, plain = (sum(m["best"][n][w] for n in FIGURES) for w in ("now", "plain"))
-        print(f"{'all four':<16}{sum(m['in_report'].values()):>11.2f}{now:>8.2f}{plain:>8.2f}{plain / now:>10.2f}x")
+            print(f"{name:<16}{m['in_report'][name]:>11.3f}{b['draw']:>8.3f}{b['png']:>8.3f}{b['svg']:>8.3f}")
+        sums = {p: sum(m["best"][n][p] for n in FIGURES) for p in ("draw", "png", "svg")}
+        print(f"{'all four':<16}{sum(m['in_report'].values()):>11.3f}{sums['draw']:>8.3f}{sums['png']:>8.3f}"
+              f"{sums['svg']:>8.3f}")
     finally:
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)

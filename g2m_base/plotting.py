@@ -1,8 +1,9 @@
 """Matplotlib for figures written to files: the one place that picks the non-interactive backend, and writes a figure
-as PNG (and SVG) with its layout solved once.
+as PNG (and SVG) with its layout solved once; and ``png_bytes``, the PNG writer every figure of ours uses.
 
-Probes and reports both draw with it; matplotlib is imported only when a figure is drawn (it is an optional
-dependency, in the ``probing`` and ``report`` extras).
+The probes' figures (a probe's curve and heatmap, a sweep's map) draw with matplotlib, imported only when one is
+drawn (an optional dependency, in the ``probing`` and ``report`` extras); the report's and the board's own figures
+are drawn without it (``leaderboard.figures``).
 """
 
 from __future__ import annotations

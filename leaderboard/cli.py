@@ -15,8 +15,6 @@ from leaderboard.submissions import hub_results
 
 
 def _report(args: argparse.Namespace) -> int:
-    import matplotlib  # noqa: F401  (say that the report extra is missing before any work, not after it)
-
     from leaderboard.reports.report import ReportOptions, build_report
 
     opts = ReportOptions(patches=tuple(args.patches), input_size=args.input_size, overlay_patch=args.overlay_patch,
@@ -99,8 +97,6 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
-    import matplotlib  # noqa: F401  (the site draws figures: fail before validating anything)
-
     from leaderboard.site.build import build_site
 
     res = build_site(args.submissions, args.out, progress=not args.quiet, hub=args.hub, hub_endpoint=args.hub_endpoint,

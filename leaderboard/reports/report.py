@@ -14,8 +14,8 @@ from pathlib import Path
 from dataset_builder.grids.spec import DEFAULT_RESOLUTION, PATCH_SIZES
 from g2m_base.errors import UsageError
 from g2m_base.files import ensure_dir
-from g2m_base.untrusted import plot
-from leaderboard.reports import figures
+from g2m_base.untrusted import plot, term
+from leaderboard import figures
 from leaderboard.reports.probes import load_probes, load_sweeps, sweep_sections
 from leaderboard.reports.report_page import write_report
 from leaderboard.reports.viewer import write_viewer
@@ -130,6 +130,8 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str
     models: dict[str, dict] = {}
     curves = load_probes(probes, required=False, models=models) if probes else {}
     sweeps = load_sweeps(probes) if probes else []
+    if sweeps:
+        import matplotlib  # noqa: F401  (a sweep's figure is matplotlib's: say the extra is missing before drawing)
     if probes and not curves and not sweeps:
         load_probes(probes)  # says what it looked for
     others = identity.other_models(identity.of_run(run),
@@ -138,7 +140,8 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str
     # a probe of another model is named with both models wherever its gap shows (legend, table, JSON)
     named = {lab: f"{lab} ({others[lab]})" for lab in others}
     curves = {(c, named.get(lab, lab)): v for (c, lab), v in curves.items()}
-    model = plot(run.model, 60) + (" (PARTIAL run)" if run.incomplete else "")
+    partial = " (PARTIAL run)" if run.incomplete else ""
+    model = term(run.model, 60) + partial  # the figures escape their text; matplotlib's sweeps need plot()'s
     protocol = PROTOCOL_TITLES[main]  # every title says how the numbers were read: the paper's budget ends at N = 32
     figs = {"accuracy": figures.accuracy_vs_n(tasks, out / "accuracy_vs_n.png", curves,
                                               f"{model}: accuracy against grid size\n{protocol}")}
@@ -157,7 +160,8 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str
             "end_to_end_cell_accuracy": tasks[(n, c)]["cell_accuracy"],
             "gap": curve[n] - tasks[(n, c)]["cell_accuracy"]}
            for (c, label), curve in sorted(curves.items()) for n in sorted(curve) if (n, c) in tasks]
-    sweep_rows, sweep_figs = sweep_sections(sweeps, tasks, out, f"{model} ({main} protocol)", others)
+    sweep_rows, sweep_figs = sweep_sections(sweeps, tasks, out, f"{plot(run.model, 60)}{partial} ({main} protocol)",
+                                            others)
     figs.update(sweep_figs)
     strategies = {k: Counter(r.score.strategy for r in v) for k, v in by_task(scored).items()}
     report = {"model": run.model, "results_file": run.results_path.name, "other_runs": list(run.others),

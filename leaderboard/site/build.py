@@ -211,6 +211,8 @@ class _Board:
         try:
             r = _render({**outcome.accepted, "file": f.name, "scored": v.scored, "by_protocol": v.by_protocol,
                          "probes": v.probes, "tier": tier, "texts": v.texts}, self.submissions, self.out)
+        except ModuleNotFoundError:
+            raise  # this machine lacks an extra (matplotlib, for a probe sweep's figure): not the submission's fault
         except Exception as e:  # noqa: BLE001 - one broken submission must not stop the site
             _complain(f.name, "broke its page")
             return None, f"could not be rendered ({type(e).__name__}: {e})"

@@ -11,9 +11,9 @@ from typing import NamedTuple
 
 from dataset_builder.grids.spec import PATCH_SIZES
 from g2m_base.files import atomic_write_text
-from g2m_base.untrusted import plot
+from g2m_base.untrusted import term
+from leaderboard import figures
 from leaderboard.pages.html import fmt, fmt_ci, render
-from leaderboard.reports import figures
 from leaderboard.reports.viewer import write_viewer
 from leaderboard.rescoring import patch_crossing
 from leaderboard.rescoring.rescore import by_task, color_bias, confusion_by_palette, grid_masks, heatmaps, summarise
@@ -36,7 +36,7 @@ def write_model_page(row: dict, folder: Path) -> str:
     masks = grid_masks(scored)
     hms = heatmaps(masks)
     counts = {n: len(m) for n, m in masks.items()}
-    title = plot(name, 60)
+    title = term(name, 60)
     protocol = PROTOCOL_TITLES["g2m"]  # the site scores every output under G2M's protocol
     conf = confusion_by_palette(scored)
     # the page shows each figure as its PNG, and nothing links an SVG: drawing one would cost a third of the page

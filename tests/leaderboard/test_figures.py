@@ -1,14 +1,21 @@
 """The report's colour figures on scripted runs whose true answer is known: per-palette confusion, colour bias over
-valid cells only, and every figure written as PNG and SVG with a title; then figures that tell the truth, read back
-from what matplotlib drew (titles, markers, interval bars, legend entries against visible artists, label boxes)."""
+valid cells only, and every figure written as PNG and SVG of one canvas, hostile names shown as text; then figures
+that tell the truth, read back from the canvas that was drawn (titles, markers, interval bars, legend entries against
+drawn shapes, every text's box as the PNG draws it), and the probe's figures from what matplotlib drew."""
 
 from __future__ import annotations
 
+import re
+from xml.etree import ElementTree
+
 import numpy as np
 import pytest
+from PIL import Image
 
 from dataset_builder.grids.configs import ZERO_SHOT_SIZES
-from leaderboard.reports import figures
+from g2m_base.untrusted import term
+from leaderboard import figures
+from leaderboard.figures import canvas, raster
 from leaderboard.reports.report_page import _sections
 from leaderboard.rescoring import patch_crossing
 from leaderboard.rescoring.rescore import color_bias, confusion_by_palette, heatmaps, score_output
@@ -17,7 +24,8 @@ from probing.core import plots
 from scoring.parsing import format_answer
 from tests.support.lazy import lazy
 
-collections = lazy("matplotlib.collections")  # matplotlib, imported by the first test that draws
+collections = lazy("matplotlib.collections")  # matplotlib (the probe's figures), imported by the first that draws
+SVG = "{http://www.w3.org/2000/svg}"
 
 
 def _rows(num_colors: int, answer_of, grids: int = 40, n: int = 6, seed: int = 0) -> list:
@@ -86,23 +94,56 @@ def test_the_confusion_counts_each_cell_once_where_it_was_read(answer):
     assert conf.tolist() == want.tolist() and conf.dtype == np.int64
 
 
-@pytest.mark.slow  # draws every report figure (seconds)
-def test_every_figure_is_png_and_svg(tmp_path):
+def _figure_inputs():
+    """Every report figure's input from scripted rows: palettes 3 and 5, right and partly missing answers."""
     rows = _rows(3, lambda t, rng: format_answer(t)) + _rows(5, _with_missing_cells)
     hms = heatmaps(rows)
     counts = {n: 80 for n in hms}
     conf = confusion_by_palette(rows)
+    return hms, counts, conf, {c: color_bias(m) for c, m in conf.items()}
+
+
+def test_every_figure_is_png_and_svg_of_one_canvas(tmp_path):
+    hms, counts, conf, bias = _figure_inputs()
     names = [figures.heatmap_grid(hms, counts, tmp_path / "h.png", "title", 16),
-             figures.confusion(conf, {c: color_bias(m) for c, m in conf.items()}, tmp_path / "c.png", "title"),
+             figures.confusion(conf, bias, tmp_path / "c.png", "title"),
              figures.alignment([patch_crossing.alignment(hms, counts, p) for p in (14, 16)], tmp_path / "a.png",
-                               "title")]
+                               "title"),
+             figures.accuracy_vs_n(_tasks(False), tmp_path / "n.png", title="title")]
     for name in names:
         png, svg = tmp_path / name, (tmp_path / name).with_suffix(".svg")
-        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and b"<svg" in svg.read_bytes()[:500]
-        assert b"title" in svg.read_bytes()  # the title is in the figure
+        with Image.open(png) as im:
+            im.load()
+            assert im.format == "PNG" and im.mode == "RGB" and im.info["dpi"] == pytest.approx((150, 150), abs=0.02)
+            pixels = np.asarray(im)
+        root = ElementTree.parse(svg).getroot()  # well-formed XML
+        w, h = (float(v) for v in root.get("viewBox").split()[2:])
+        assert (w, h) == (pixels.shape[1], pixels.shape[0])  # one canvas, two drawings of it
+        assert any(t.text.startswith("title") for t in root.iter(f"{SVG}text"))  # the title is in the figure
+        assert (pixels < 100).all(axis=2).sum() > 500  # text and frames drawn in black: not a blank page
 
 
-# --- figures that tell the truth: what is drawn, read back from the Figure ---------------------------------------
+def test_a_figure_is_the_same_bytes_every_time(tmp_path):
+    hms, counts, _, _ = _figure_inputs()
+    for k in (1, 2):
+        figures.heatmap_grid(hms, counts, tmp_path / f"{k}.png", "title", 16)
+    assert (tmp_path / "1.png").read_bytes() == (tmp_path / "2.png").read_bytes()
+    assert (tmp_path / "1.svg").read_bytes() == (tmp_path / "2.svg").read_bytes()
+
+
+HOSTILE = ["<script>alert(1)</script> & \"'", "a\x1b[31mred\u202e", "$\\bad{$ \\frac", "]]><!--"]
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_a_hostile_name_in_a_title_is_text_in_the_svg_never_markup(tmp_path, name):
+    figures.accuracy_vs_n(_tasks(True), tmp_path / "n.png", title=f"{term(name, 60)}: accuracy against grid size")
+    raw = (tmp_path / "n.svg").read_text()
+    assert "<script" not in raw and "<!--" not in raw and "\x1b" not in raw
+    texts = [t.text or "" for t in ElementTree.parse(tmp_path / "n.svg").getroot().iter(f"{SVG}text")]
+    assert f"{term(name, 60)}: accuracy against grid size" in texts  # shown as written, escapes and all
+
+
+# --- figures that tell the truth: what is drawn, read back from the canvas ----------------------------------------
 
 SIZES = (5, 8, 9, 16, 32, 64)
 
@@ -134,62 +175,112 @@ def _legend_texts(fig) -> list[str]:
             for t in leg.get_texts()]
 
 
-@pytest.mark.slow  # draws and lays out a matplotlib figure (seconds on a busy machine)
-@pytest.mark.parametrize("same", [True, False])
-def test_palettes_with_equal_curves_stay_apart_and_are_named(same):
-    fig = figures.draw_accuracy_vs_n(_tasks(same), title="m: accuracy against grid size\npaper protocol (...)")
-    try:
-        cell_ax, em_ax = fig.axes[:2]
-        # exact match is equal for every palette: three marker shapes, each palette's points a little apart along N
-        data_lines = [c.lines[0] for c in em_ax.containers if c.get_label().endswith("end-to-end")]
-        assert len(data_lines) == 3 and len({ln.get_marker() for ln in data_lines}) == 3
-        xs = [tuple(ln.get_xdata()) for ln in data_lines]
-        assert len(set(xs)) == 3 and all(min(x) > 0 for x in xs)
-        assert "C=3 and C=5 and C=10 have the same exact match" in em_ax.get_title()
-        assert ("have the same cell accuracy" in cell_ax.get_title()) is same
-        assert "paper protocol" in fig._suptitle.get_text()
-    finally:
-        figures._plt().close(fig)
-
-
-@pytest.mark.slow  # draws and lays out a matplotlib figure (seconds on a busy machine)
-def test_accuracy_intervals_are_capped_bars_per_point_not_a_band():
-    fig = figures.draw_accuracy_vs_n(_tasks(True))
-    try:
-        em_ax = fig.axes[1]
-        # no shaded band that reads as a bar
-        assert not [c for c in em_ax.collections if isinstance(c, collections.PolyCollection)]
-        bars = [c for c in em_ax.collections if isinstance(c, collections.LineCollection)]
-        assert len(bars) == 3 and all(len(b.get_segments()) == len(SIZES) for b in bars)  # one bar per point
-        caps = [ln for ln in em_ax.lines if ln.get_marker() == "_"]
-        assert len(caps) == 6  # a cap at each end, per palette
-        legend = _legend_texts(fig)
-        drawn = _visible_artists(fig.axes[0])
-        assert legend and all(text in drawn for text in legend)  # every entry is something on the axes
-    finally:
-        figures._plt().close(fig)
+def _labelled(fig, kind) -> dict[str, list]:
+    """Label -> the shapes of ``kind`` on the canvas ``fig`` that carry it."""
+    out: dict[str, list] = {}
+    for shape in fig.shapes:
+        if isinstance(shape, kind) and getattr(shape, "label", ""):
+            out.setdefault(shape.label, []).append(shape)
+    return out
 
 
 def _overlaps(a, b) -> bool:
-    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+    """Boxes (x0, y0, x1, y1) that share some area."""
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
-@pytest.mark.slow  # draws and lays out a matplotlib figure (seconds on a busy machine)
-def test_heatmap_row_labels_stay_clear_of_the_panel_to_their_left():
+def _apart(p: list, q: list) -> bool:
+    """Two convex outlines (corners in order) that share no area: some edge's normal separates them."""
+    for poly in (p, q):
+        for (x0, y0), (x1, y1) in zip(poly, poly[1:] + poly[:1], strict=True):
+            nx, ny = y1 - y0, x0 - x1
+            a, b = [nx * x + ny * y for x, y in p], [nx * x + ny * y for x, y in q]
+            if max(a) <= min(b) + 1e-6 or max(b) <= min(a) + 1e-6:
+                return True
+    return False
+
+
+@pytest.mark.parametrize("same", [True, False])
+def test_palettes_with_equal_curves_stay_apart_and_are_named(same):
+    fig = figures.draw_accuracy_vs_n(_tasks(same), title="m: accuracy against grid size\npaper protocol (...)")
+    markers = _labelled(fig, canvas.Marker)
+    # exact match is equal for every palette: three marker shapes, each palette's points a little apart along N
+    curves = {c: markers[f"C={c} end-to-end"] for c in (3, 5, 10)}
+    assert len({m[0].shape for m in curves.values()}) == 3
+    assert all(len(m) == 2 * len(SIZES) for m in curves.values())  # both panels
+    xs = {c: tuple(round(m.x, 3) for m in ms) for c, ms in curves.items()}
+    assert len(set(xs.values())) == 3 and all(min(x) > 0 for x in xs.values())
+    texts = fig.texts()
+    assert "C=3 and C=5 and C=10 have the same exact match" in texts
+    assert ("C=3 and C=5 and C=10 have the same cell accuracy" in texts) is same
+    assert "paper protocol (...)" in texts
+
+
+def test_accuracy_intervals_are_capped_bars_per_point_not_a_band():
+    fig = figures.draw_accuracy_vs_n(_tasks(True))
+    assert not [s for s in fig.shapes if isinstance(s, canvas.Rect) and s.fill]  # no shaded band
+    lines = _labelled(fig, canvas.Lines)
+    bars, caps = lines["interval"], lines["cap"]
+    assert len(bars) == 6 and all(len(b.points) == 2 * len(SIZES) for b in bars)  # one bar per point, 3 x 2 panels
+    assert len(caps) == 6 and all(len(c.points) == 4 * len(SIZES) for c in caps)  # a cap at each end of each bar
+    assert all(p[0] == q[0] for b in bars for p, q in zip(b.points[::2], b.points[1::2], strict=True))  # upright
+    legend = [label.removeprefix("legend: ") for label in lines if label.startswith("legend: ")]
+    drawn = set(lines) | set(_labelled(fig, canvas.Marker))
+    assert len(legend) == 6 and all(text in drawn for text in legend)  # every entry is something on the axes
+
+
+def test_a_point_without_an_interval_gets_no_bar_and_a_missing_value_breaks_its_line(tmp_path):
+    """One grid has no interval (NaN, ``stats.bootstrap_mean``): that point gets no bar, the others keep theirs; a
+    value that is missing breaks the line instead of drawing it to nowhere; both files stay well-formed."""
+    tasks = _tasks(False)
+    tasks[(8, 3)] = {**tasks[(8, 3)], "cell_accuracy_ci": (float("nan"), float("nan"))}
+    tasks[(16, 5)] = {**tasks[(16, 5)], "cell_accuracy": float("nan")}
+    fig = figures.draw_accuracy_vs_n(tasks)
+    bars = {len(b.points) // 2 for b in _labelled(fig, canvas.Lines)["interval"]}
+    assert bars == {len(SIZES), len(SIZES) - 1}
+    c5 = [ln for ln in _labelled(fig, canvas.Lines)["C=5 end-to-end"]]
+    assert sorted(len(ln.points) for ln in c5) == [2, 3, len(SIZES)]  # cell accuracy split at N = 16; exact whole
+    figures.write(fig, tmp_path / "n.png")
+    assert not re.search(r"\bnan\b", (tmp_path / "n.svg").read_text(), re.IGNORECASE)  # no coordinate is NaN
+    ElementTree.parse(tmp_path / "n.svg")
+
+
+def _every_figure() -> dict[str, object]:
+    """The four figures of a full release's run (15 grid sizes, 3 palettes, 4 patch sizes, probes)."""
     rng = np.random.default_rng(0)
-    hms = {n: rng.random((n, n)) for n in ZERO_SHOT_SIZES[:7]}
-    fig = figures.draw_heatmap_grid(hms, dict.fromkeys(hms, 4), "m: accuracy of each cell\nG2M protocol", 16)
-    try:
-        renderer = fig.canvas.get_renderer()
-        fig.canvas.draw()
-        panels = [ax for ax in fig.axes if ax.get_ylabel() == "row"]
-        assert len(panels) == 7
-        for left, right in zip(panels, panels[1:], strict=False):
-            if right.get_position().x0 > left.get_position().x0:  # neighbours in one row of panels
-                label = right.yaxis.label.get_window_extent(renderer)
-                assert not _overlaps(label, left.get_tightbbox(renderer)), (left.get_title(), right.get_title())
-    finally:
-        figures._plt().close(fig)
+    hms = {n: rng.random((n, n)) for n in ZERO_SHOT_SIZES}
+    counts = dict.fromkeys(hms, 300)
+    conf = {c: rng.integers(0, 50, (c, c + 1)) for c in (3, 5, 10)}
+    bias = {c: color_bias(m) for c, m in conf.items()}
+    probes = {(3, "vision"): {n: 0.99 for n in (20, 32)}, (10, "llm layer 7"): {20: 0.9}}
+    tasks = {(n, c): _task(0.0, 0.5) for n in ZERO_SHOT_SIZES for c in (3, 5, 10)}
+    return {"accuracy": figures.draw_accuracy_vs_n(tasks, probes, "model/name: accuracy\nG2M protocol"),
+            "heatmaps": figures.draw_heatmap_grid(hms, counts, "model/name: accuracy of each cell\nG2M protocol", 16),
+            "confusion": figures.draw_confusion(conf, bias, "model/name: colour confusion\nG2M protocol"),
+            "alignment": figures.draw_alignment([patch_crossing.alignment(hms, counts, p) for p in (14, 16, 28, 32)],
+                                                "model/name: patch alignment\nG2M protocol")}
+
+
+@pytest.mark.parametrize("name", ["accuracy", "heatmaps", "confusion", "alignment"])
+def test_no_text_of_a_figure_runs_into_another_or_off_the_page(name):
+    """Every label, tick label, title and legend entry of a full release's figures, as drawn: no two overlap (one
+    panel's row label never runs into the panel to its left, a turned tick label never into the axis label), and
+    each lies inside the figure."""
+    fig = _every_figure()[name]
+    boxes = [(t.text, raster.corners(t)) for t in fig.shapes if isinstance(t, canvas.Text) and t.text.strip()]
+    assert len(boxes) > 20
+    for text, box in boxes:
+        assert all(0 <= x <= fig.width and 0 <= y <= fig.height for x, y in box), text
+    for k, (a, box_a) in enumerate(boxes):
+        for b, box_b in boxes[k + 1:]:
+            assert _apart(box_a, box_b), (a, b)
+    frames = [[(r.x, r.y), (r.x + r.w, r.y), (r.x + r.w, r.y + r.h), (r.x, r.y + r.h)] for r in fig.shapes
+              if isinstance(r, canvas.Rect) and r.edge and not r.fill]
+    assert frames
+    for text, box in boxes:  # a text lies inside a panel (a bar's "n/a") or clear of it, never across its frame
+        for f in frames:
+            inside = all(f[0][0] <= x <= f[1][0] and f[0][1] <= y <= f[2][1] for x, y in box)
+            assert inside or _apart(box, f), text
 
 
 def test_no_correlation_over_an_empty_half():
@@ -238,7 +329,7 @@ def test_the_sweep_legend_lists_only_what_can_be_seen(width, interval_in_legend)
         assert bars and len(bars[0].get_segments()) == 5  # intervals as a capped bar per point
         renderer = fig.canvas.get_renderer()
         fig.canvas.draw()
-        assert not _overlaps(fig.legends[0].get_window_extent(renderer), ax.get_window_extent(renderer))
+        assert not _overlaps(fig.legends[0].get_window_extent(renderer).extents, ax.get_window_extent(renderer).extents)
     finally:
         plots.pyplot().close(fig)
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -164,3 +167,27 @@ def test_validate_rejects_a_hostile_probe_section_and_submit_refuses_another_mod
     with pytest.raises(UsageError, match="not of the run's model g2m-random") as e:
         write_submission(random_run, tmp_path / "x.json", allow_partial=True, probes=sweep_dir)
     assert "\n" not in str(e.value) and not (tmp_path / "x.json").exists()
+
+
+#: ``g2m`` as a user without matplotlib runs it
+_NO_MATPLOTLIB = ("import sys; sys.modules['matplotlib'] = None\n"
+                  "from g2m_cli.main import main\nsys.exit(main(sys.argv[1:]))")
+
+
+def test_a_report_draws_its_figures_without_matplotlib_and_names_the_extra_for_a_sweep(random_run, sweep_dir,
+                                                                                        tmp_path):
+    """The report's own figures are drawn by its canvas; only a probe sweep's figure is matplotlib's, and without it
+    the report says which extra brings it, in one line."""
+    def report(out: str, *extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", _NO_MATPLOTLIB, "report", str(random_run), "--out",
+                               str(tmp_path / out), *extra], capture_output=True, text=True, timeout=300,
+                              env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"})
+
+    res = report("plain")
+    assert res.returncode == 0, res.stderr[-2000:]
+    for name in ("accuracy_vs_n", "heatmaps", "confusion", "patch_alignment"):
+        assert (tmp_path / "plain" / f"{name}.png").stat().st_size > 10_000
+        assert (tmp_path / "plain" / f"{name}.svg").stat().st_size > 10_000
+    res = report("swept", "--probes", str(sweep_dir), "--compare-other-models")
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr[-2000:]
+    assert "needs 'matplotlib'" in res.stderr and "grid2matrix[report]" in res.stderr

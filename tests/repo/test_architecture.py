@@ -145,11 +145,12 @@ def test_the_leaderboard_uses_only_the_answer_core_and_the_public_api():
 
 
 #: Inside ``leaderboard``, the rooms by trade, lowest first: re-scoring (the release's truth and the scorer) and the
-#: page engine, then reading runs, submissions, reports, the site (which reads audit records), the audit (which
+#: page engine, then the figures (drawn on their own canvas, written through the page engine's templates) and
+#: reading runs, submissions, reports, the site (which reads audit records), the audit (which
 #: replays submissions and writes them), the board on the Hub (which syncs, audits, builds and publishes), and ``cli``
 #: on top.
-LEADERBOARD_ROOMS = {"rescoring": 0, "pages": 0, "runs": 1, "submissions": 2, "reports": 3, "site": 4, "audit": 5,
-                     "hub": 6, "cli": 7}
+LEADERBOARD_ROOMS = {"rescoring": 0, "pages": 0, "figures": 1, "runs": 1, "submissions": 2, "reports": 3, "site": 4,
+                     "audit": 5, "hub": 6, "cli": 7}
 
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if _room(m, "leaderboard")))
