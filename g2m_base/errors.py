@@ -134,18 +134,6 @@ def hub_failure(error: BaseException, endpoint: str, timeout: float, offline_hin
     return None
 
 
-def status_of(error: BaseException) -> int | None:
-    """The HTTP status of the Hub's answer in ``error``'s chain, if there was one."""
-    from huggingface_hub.errors import HfHubHTTPError
-
-    seen: BaseException | None = error
-    while seen is not None:
-        if isinstance(seen, HfHubHTTPError) and seen.response is not None:
-            return seen.response.status_code
-        seen = seen.__cause__ or seen.__context__
-    return None
-
-
 @contextlib.contextmanager
 def hub_session(api, timeout: float, failed: Callable[[str], str], offline_hint: str = "unset it") -> Iterator[None]:
     """The block's calls to the Hub with ``timeout`` on each and no progress bars or retry warnings

@@ -21,6 +21,13 @@ from g2m_base.untrusted import term
 
 DPI = 150
 PT = DPI / 72  # pixels per point
+#: The PNG is drawn at this many times its size and then reduced (``raster``): smooth edges on sloped lines, markers
+#: and text, which Pillow draws without anti-aliasing. Text is measured at the size it is drawn.
+SCALE = 2
+#: Each marker's corners on a circle of radius 1 about its centre, y downwards (a circle, "o", has none).
+MARKER_CORNERS = {"s": ((-0.9, -0.9), (0.9, -0.9), (0.9, 0.9), (-0.9, 0.9)),
+                  "^": ((0, -1.1), (1, 0.75), (-1, 0.75)),
+                  "D": ((0, -1), (0.8, 0), (0, 1), (-0.8, 0))}
 #: The one font of every figure: Pillow's own (Aileron), so a figure needs no font from the system and is drawn the
 #: same on any machine with the same Pillow; an SVG names it first, then common sans-serif fallbacks.
 FONT_FAMILY = "Aileron, DejaVu Sans, Helvetica, Arial, sans-serif"
@@ -57,10 +64,21 @@ class Lines:
 class Marker:
     x: float
     y: float
-    shape: str  # "o" circle, "s" square, "^" triangle, "D" diamond
+    shape: str  # "o" circle, "s" square, "^" triangle, "D" diamond (any other shape: a diamond)
     size: float  # points across
     colour: str
     label: str = ""
+
+    def radius(self) -> float:
+        """In pixels: half its size plus a line's width, as plotting libraries draw a marker with its edge."""
+        return (self.size + 1) * PT / 2
+
+    def corners(self) -> list[tuple[float, float]]:
+        """Its outline in pixels (empty for a circle)."""
+        if self.shape == "o":
+            return []
+        r = self.radius()
+        return [(self.x + dx * r, self.y + dy * r) for dx, dy in MARKER_CORNERS.get(self.shape, MARKER_CORNERS["D"])]
 
 
 @dataclass(frozen=True)
@@ -127,4 +145,4 @@ def font(size_px: int):
 
 def text_width(text: str, size: float) -> float:
     """The width in pixels of ``text`` at ``size`` points, as the PNG draws it."""
-    return float(font(max(1, round(size * PT * 4))).getlength(text)) / 4
+    return float(font(max(1, round(size * PT * SCALE))).getlength(text)) / SCALE

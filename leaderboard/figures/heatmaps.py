@@ -9,15 +9,15 @@ import numpy as np
 
 from dataset_builder.grids.render import cell_layout
 from dataset_builder.grids.spec import DEFAULT_RESOLUTION
-from leaderboard.figures.canvas import DPI, Canvas, Image, Lines
+from leaderboard.figures.canvas import Canvas, Image, Lines
 from leaderboard.figures.colours import mapped
-from leaderboard.figures.panel import TITLE_LINE, Axes, colour_bar
+from leaderboard.figures.panel import MARGIN, Axes, colour_bar, figure_title, title_room
 
 #: The grid's layout in inches, fixed: every panel holds the same things (a title, ticks 1..N in two-digit numbers,
 #: "row" and "column"), so their room is known in advance. Panel side; room left of a panel (its row label and
-#: ticks), right of it, above it (its title), below it (ticks and column label); the colour bar's band on the right;
-#: the margin around all.
-_SIDE, _LEFT, _RIGHT, _ABOVE, _BELOW, _BAR, _MARGIN = 2.0, 0.5, 0.12, 0.3, 0.42, 0.85, 0.08
+#: ticks), right of it, above it (its title), below it (ticks and column label); the colour bar's band on the right
+#: (the margin around all is every figure's ``MARGIN``).
+_SIDE, _LEFT, _RIGHT, _ABOVE, _BELOW, _BAR = 2.0, 0.5, 0.12, 0.3, 0.42, 0.85
 
 
 def draw_heatmap_grid(hms: dict[int, np.ndarray], counts: dict[int, int], title: str, patch: float | None = None,
@@ -29,14 +29,14 @@ def draw_heatmap_grid(hms: dict[int, np.ndarray], counts: dict[int, int], title:
     cols = max(1, min(cols, len(ns)))
     rows = max(1, math.ceil(len(ns) / cols))
     heading = title + (f"; white lines: {patch:g}-px patches at {input_size:g} px" if patch else "")
-    top = _MARGIN + TITLE_LINE * (heading.count("\n") + 1) + 0.1
+    top = title_room(heading)
     cell_w, cell_h = _LEFT + _SIDE + _RIGHT, _ABOVE + _SIDE + _BELOW
-    canvas = Canvas(_MARGIN * 2 + cols * cell_w + _BAR, top + rows * cell_h + _MARGIN)
-    canvas.text(canvas.width / 2, _MARGIN * DPI, heading, 10, va="top")
+    canvas = Canvas(MARGIN * 2 + cols * cell_w + _BAR, top + rows * cell_h + MARGIN)
+    figure_title(canvas, heading)
     side = DEFAULT_RESOLUTION
     for i, n in enumerate(ns):
         r, c = divmod(i, cols)
-        ax = Axes(canvas, _MARGIN + c * cell_w + _LEFT, top + r * cell_h + _ABOVE, _SIDE, _SIDE, (0, side), (0, side),
+        ax = Axes(canvas, MARGIN + c * cell_w + _LEFT, top + r * cell_h + _ABOVE, _SIDE, _SIDE, (0, side), (0, side),
                   yflip=True)
         canvas.add(Image(ax.x0, ax.y0, ax.w, ax.h, _cells(np.asarray(hms[n], dtype=float), n, round(ax.w))))
         if patch:  # one shape for all the lines of a panel: 15 panels of 32-px patches are ~1,000 lines
@@ -55,16 +55,15 @@ def draw_heatmap_grid(hms: dict[int, np.ndarray], counts: dict[int, int], title:
     if ns:
         bar_h = 0.8 * rows * cell_h - _ABOVE - _BELOW if rows > 1 else _SIDE
         bar_top = top + (rows * cell_h - bar_h) / 2
-        colour_bar(canvas, _MARGIN + cols * cell_w + 0.15, bar_top, 0.15, bar_h, "viridis", "cell accuracy")
+        colour_bar(canvas, MARGIN + cols * cell_w + 0.15, bar_top, 0.15, bar_h, "viridis", "cell accuracy")
     return canvas
 
 
 def _cells(hm: np.ndarray, n: int, pixels: int) -> np.ndarray:
     """The panel's picture, ``pixels`` on a side: each pixel the colour of the cell under its centre in the release
     image (cells are not all the same width: 512 px rarely divides by N); a cell without a value is left white."""
-    bounds = np.asarray(cell_layout(n).bounds, dtype=float)
-    centres = (np.arange(pixels) + 0.5) * DEFAULT_RESOLUTION / pixels
-    owner = np.clip(np.searchsorted(bounds, centres, side="right") - 1, 0, n - 1)
+    under = ((np.arange(pixels) + 0.5) * DEFAULT_RESOLUTION / pixels).astype(np.intp)  # the image pixel under each
+    owner = cell_layout(n).owner[under]  # the release's own pixel -> cell map
     values = hm[np.ix_(owner, owner)]
     rgb = mapped(values, "viridis")
     rgb[np.isnan(values)] = 255  # a cell no grid had: left blank

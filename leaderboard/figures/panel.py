@@ -188,10 +188,15 @@ def colour_bar(canvas: Canvas, left: float, top: float, width: float, height: fl
 MARGIN, TITLE_LINE, PANEL_LINE = 0.08, 0.19, 0.14
 
 
-def figure_title(canvas: Canvas, title: str, size: float = 10) -> float:
-    """``title`` centred over the figure; returns the inches it takes from the top, margins included."""
-    canvas.text(canvas.width / 2, MARGIN * DPI, title, size, va="top")
+def title_room(title: str) -> float:
+    """Inches from the figure's top that its title takes, margins included (known before the figure's height is)."""
     return MARGIN + TITLE_LINE * (title.count("\n") + 1) + MARGIN
+
+
+def figure_title(canvas: Canvas, title: str, size: float = 10) -> float:
+    """``title`` centred over the figure; returns ``title_room``."""
+    canvas.text(canvas.width / 2, MARGIN * DPI, title, size, va="top")
+    return title_room(title)
 
 
 def panel_title_room(lines: int) -> float:

@@ -1,26 +1,24 @@
-"""A ``Canvas`` drawn as a PNG by Pillow: at twice its size and then reduced, so that sloped lines, markers and text
-have smooth edges (Pillow draws shapes without anti-aliasing); written by ``plotting.png_bytes``."""
+"""A ``Canvas`` drawn as a PNG by Pillow: at ``SCALE`` times its size and then reduced, so that sloped lines, markers
+and text have smooth edges (Pillow draws shapes without anti-aliasing); written by ``plotting.png_bytes``."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
+from PIL import Image as PILImage
+from PIL import ImageDraw, __version__
 
 from g2m_base.plotting import png_bytes
-from leaderboard.figures.canvas import DPI, PT, Canvas, Image, Lines, Marker, Rect, Text, font
+from leaderboard.figures.canvas import DPI, PT, SCALE, Canvas, Image, Lines, Marker, Rect, Text, font
 from leaderboard.figures.colours import hex_rgb
 
-SCALE = 2  # drawn at twice the size, then each 2 x 2 block averaged
 _ANCHOR_H = {"left": "l", "center": "m", "right": "r"}
 _ANCHOR_V = {"baseline": "s", "center": "m", "top": "t"}
 
 
 def png(canvas: Canvas) -> bytes:
     """``canvas`` as PNG bytes: opaque white behind everything, the shapes in order."""
-    from PIL import Image as PILImage
-    from PIL import ImageDraw, __version__
-
     im = PILImage.new("RGB", (canvas.width * SCALE, canvas.height * SCALE), "white")
     draw = ImageDraw.Draw(im, "RGBA")  # RGBA: a colour with alpha is blended over what is there
     for shape in canvas.shapes:
@@ -88,16 +86,11 @@ def _lines(draw, ln: Lines) -> None:
 
 
 def _marker(draw, m: Marker) -> None:
-    x, y, r = m.x * SCALE, m.y * SCALE, (m.size + 1) * PT * SCALE / 2  # its edge as wide as a line
-    fill = _rgba(m.colour)
     if m.shape == "o":
-        draw.ellipse([x - r, y - r, x + r, y + r], fill=fill)
-    elif m.shape == "s":
-        draw.rectangle([x - r * 0.9, y - r * 0.9, x + r * 0.9, y + r * 0.9], fill=fill)
-    elif m.shape == "^":
-        draw.polygon([(x, y - r * 1.1), (x + r, y + r * 0.75), (x - r, y + r * 0.75)], fill=fill)
-    else:  # "D"
-        draw.polygon([(x, y - r), (x + r * 0.8, y), (x, y + r), (x - r * 0.8, y)], fill=fill)
+        x, y, r = m.x * SCALE, m.y * SCALE, m.radius() * SCALE
+        draw.ellipse([x - r, y - r, x + r, y + r], fill=_rgba(m.colour))
+    else:
+        draw.polygon([(x * SCALE, y * SCALE) for x, y in m.corners()], fill=_rgba(m.colour))
 
 
 def _text(im, draw, t: Text) -> None:
@@ -109,9 +102,6 @@ def _text(im, draw, t: Text) -> None:
         return
     # turned text: drawn upright into a mask of its own box, the mask turned (grown to hold it), then the colour
     # pasted through it so that the anchor lands where the anchor was
-    from PIL import Image as PILImage
-    from PIL import ImageDraw
-
     left, top, right, bottom = f.getbbox(t.text, anchor=anchor)
     if right <= left or bottom <= top:
         return
@@ -127,8 +117,6 @@ def _text(im, draw, t: Text) -> None:
 
 
 def _image(im, i: Image) -> None:
-    from PIL import Image as PILImage
-
     pic = PILImage.fromarray(np.ascontiguousarray(i.rgb), "RGB")
     size = (max(1, round(i.w * SCALE)), max(1, round(i.h * SCALE)))
     im.paste(pic.resize(size, PILImage.Resampling.NEAREST), (round(i.x * SCALE), round(i.y * SCALE)))

@@ -24,15 +24,15 @@ def _n(v: float) -> str:
 
 def svg(canvas: Canvas) -> str:
     """``canvas`` as an SVG document, sized in points like the PNG is in pixels at ``DPI``."""
-    shapes = [d for s in canvas.shapes for d in _items(s)]
+    shapes = [_item(s) for s in canvas.shapes]
     return render(TEMPLATES, "figure.svg.j2", width=canvas.width, height=canvas.height, font=FONT_FAMILY,
                   width_pt=_n(canvas.width * 72 / DPI), height_pt=_n(canvas.height * 72 / DPI), shapes=shapes)
 
 
-def _items(s) -> list[dict]:
+def _item(s) -> dict:
     if isinstance(s, Rect):
-        return [{"kind": "rect", "x": _n(s.x), "y": _n(s.y), "w": _n(s.w), "h": _n(s.h), "fill": s.fill or "none",
-                 "edge": s.edge or "none", "sw": _n(s.width * PT if s.edge else 0), "alpha": _n(s.alpha)}]
+        return {"kind": "rect", "x": _n(s.x), "y": _n(s.y), "w": _n(s.w), "h": _n(s.h), "fill": s.fill or "none",
+                "edge": s.edge or "none", "sw": _n(s.width * PT if s.edge else 0), "alpha": _n(s.alpha)}
     if isinstance(s, Lines):
         pts = s.points
         if s.segments:
@@ -41,25 +41,16 @@ def _items(s) -> list[dict]:
         else:
             d = "M" + "L".join(f"{_n(x)} {_n(y)}" for x, y in pts)
         dash = ",".join(_n(v * PT) for v in s.dash) or "none"
-        return [{"kind": "path", "d": d, "colour": s.colour, "sw": _n(s.width * PT), "dash": dash,
-                 "alpha": _n(s.alpha)}]
+        return {"kind": "path", "d": d, "colour": s.colour, "sw": _n(s.width * PT), "dash": dash, "alpha": _n(s.alpha)}
     if isinstance(s, Marker):
-        return [_marker(s)]
+        if s.shape == "o":
+            return {"kind": "circle", "x": _n(s.x), "y": _n(s.y), "r": _n(s.radius()), "colour": s.colour}
+        return {"kind": "polygon", "points": " ".join(f"{_n(x)},{_n(y)}" for x, y in s.corners()), "colour": s.colour}
     if isinstance(s, Text):
-        turn = f"rotate({_n(-s.rotation)} {_n(s.x)} {_n(s.y)})" if s.rotation else "translate(0 0)"
-        return [{"kind": "text", "x": _n(s.x), "y": _n(s.y), "size": _n(s.size * PT), "anchor": _ANCHOR[s.ha],
-                 "baseline": _BASELINE[s.va], "colour": s.colour, "transform": turn, "text": s.text}]
+        turn = f"rotate({_n(-s.rotation)} {_n(s.x)} {_n(s.y)})" if s.rotation else ""
+        return {"kind": "text", "x": _n(s.x), "y": _n(s.y), "size": _n(s.size * PT), "anchor": _ANCHOR[s.ha],
+                "baseline": _BASELINE[s.va], "colour": s.colour, "transform": turn, "text": s.text}
     if isinstance(s, Image):
         href = "data:image/png;base64," + base64.b64encode(png_bytes(s.rgb, DPI, {})).decode("ascii")
-        return [{"kind": "image", "x": _n(s.x), "y": _n(s.y), "w": _n(s.w), "h": _n(s.h), "href": href}]
-    return []
-
-
-def _marker(m: Marker) -> dict:
-    x, y, r = m.x, m.y, (m.size + 1) * PT / 2  # as the PNG draws it
-    if m.shape == "o":
-        return {"kind": "circle", "x": _n(x), "y": _n(y), "r": _n(r), "colour": m.colour}
-    corners = {"s": [(-0.9, -0.9), (0.9, -0.9), (0.9, 0.9), (-0.9, 0.9)],
-               "^": [(0, -1.1), (1, 0.75), (-1, 0.75)]}.get(m.shape, [(0, -1), (0.8, 0), (0, 1), (-0.8, 0)])
-    points = " ".join(f"{_n(x + dx * r)},{_n(y + dy * r)}" for dx, dy in corners)
-    return {"kind": "polygon", "points": points, "colour": m.colour}
+        return {"kind": "image", "x": _n(s.x), "y": _n(s.y), "w": _n(s.w), "h": _n(s.h), "href": href}
+    raise TypeError(f"not a shape: {type(s).__name__}")
