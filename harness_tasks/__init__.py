@@ -10,7 +10,9 @@
 - ``with_vlmevalkit``: VLMEvalKit's files (export and prediction reader); VLMEvalKit runs on its own.
 - ``evaluate`` (``g2m eval``: settings, one driver, results) and ``cli`` sit on top.
 
-The public API, for code outside this package: ``score_answer``/``AnswerScore``, ``ModelArgs`` and ``model_name`` here,
+The public API, for code outside this package: ``score_answer``/``AnswerScore``, ``ModelArgs`` and ``model_name`` here
+(with ``NAME_KEYS`` and ``TRANSPORT_ARGS``: which model arguments name the checkpoint and which reach a server),
+``BASELINES`` (the built-in reference models),
 ``run_eval``/``EvalSpec``/``CHAT`` (``g2m eval`` as a library: the leaderboard's audit replays a submission through
 it, by the same paths a user's run took), and ``with_vlmevalkit`` for VLMEvalKit's files; ``TASK_DIR`` is the
 installed lm-eval task folder. The leaderboard imports nothing else (``tests/repo/test_architecture.py``): never a
@@ -21,7 +23,8 @@ from pathlib import Path
 
 TASK_DIR = Path(__file__).resolve().parent / "lm_eval_tasks"
 
-__all__ = ["CHAT", "TASK_DIR", "AnswerScore", "EvalSpec", "ModelArgs", "model_name", "run_eval", "score_answer"]
+__all__ = ["BASELINES", "CHAT", "NAME_KEYS", "TASK_DIR", "TRANSPORT_ARGS", "AnswerScore", "EvalSpec", "ModelArgs",
+           "model_name", "run_eval", "score_answer"]
 
 _LAZY = {  # each loaded only when asked for: scoring imports numpy
     "score_answer": "scoring.score",
@@ -31,6 +34,9 @@ _LAZY = {  # each loaded only when asked for: scoring imports numpy
     "run_eval": "harness_tasks.evaluate",
     "EvalSpec": "harness_tasks.evaluate",
     "CHAT": "harness_tasks.evaluate",
+    "BASELINES": "harness_tasks.evaluation.settings",  # the built-in reference models' names (reserved on the board)
+    "NAME_KEYS": "harness_tasks.evaluation.model_args",  # the model arguments that name the checkpoint
+    "TRANSPORT_ARGS": "harness_tasks.evaluation.run_key",  # those that say how a server is reached
 }
 
 

@@ -121,7 +121,7 @@ def _eval_results(args: argparse.Namespace) -> int:
     records, _ = read_folder(folder, signing_key()) if folder.is_dir() else ({}, [])
 
     def tier(v) -> dict:
-        return tier_of(records, v.outputs_sha256, v.metadata["model"]["id"])
+        return tier_of(records, v.content_sha256, v.metadata["model"]["id"])
 
     print(hub_results.said(hub_results.write_eval_results(args.submission, args.out, args.source_url, tier)))
     return 0

@@ -1,10 +1,12 @@
 """``g2m audit``: replay a keyed sample of one submission from the weights it names, and sign what was found.
 
 One way through: the submission is validated (a file the board refuses is not audited), its outputs hash keys the
-sample (``sample``), the sampled rows are replayed through ``g2m eval`` with the submission's settings (``replay``),
-each answer is held against the submitted one and the sample decides the tier (``verdict``), and the record is
-signed and written (``record``). Replays live in ``AUDITS/.work/<outputs sha256>/``, so an interrupted audit resumes
-where it stopped (``g2m eval``'s answer cache); a record is written only when the audit is whole.
+sample (``sample``), its recorded settings are carried into the replay or named as ones it cannot honour
+(``honour``), the sampled rows are replayed through ``g2m eval`` (``replay``), each answer is held against the
+submitted one and the sample decides the tier (``verdict``), and the record is signed and written, filed under the
+submission's content hash (``audit_records``). Replays live in ``AUDITS/.work/<content sha256>/``, so an
+interrupted audit resumes where it stopped (``g2m eval``'s answer cache); a record is written only when the audit is
+whole.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from dataset_builder import __version__
 from g2m_base.bounded_json import read_bytes
 from g2m_base.errors import UsageError
 from g2m_base.untrusted import term
-from leaderboard.audit import probe_replay, replay, sample, verdict
+from leaderboard.audit import honour, probe_replay, replay, sample, verdict
 from leaderboard.rescoring.rescore import truth_matrix, zero_shot_truth
 from leaderboard.site import audit_records
 from leaderboard.site.cache import signing_key
@@ -61,33 +63,47 @@ def audit(submission: str | os.PathLike, access: replay.Access, audits: str | os
         why = "an API model: its weights are not public, so its outputs cannot be replayed"
         return _write(audits, key, v, submission, {"k": 0, "offered": 0, "ids": []}, {}, [],
                       verdict.Verdict(verdict.SELF_REPORTED, why, 0, 0, 0), started)
-    access = access.named(meta)
+    plan = honour.plan(meta, access.named(meta))
+    access = plan.access
     offered = _offered(v, meta, data)
     ids = sample.draw(sample.sample_key(key, v.outputs_sha256), offered, k)
     outputs = _outputs(submission)
     truth = zero_shot_truth()
     cells = {(truth[i].grid_size, truth[i].num_colors) for i in ids}
-    work = audits / WORK / v.outputs_sha256
+    work = audits / WORK / v.content_sha256
     folder = replay.sample_release(data, ids, work / "data", meta["dataset"]["content_sha256"])
-    replayed, rmeta = _replay(access, meta, folder, work / "runs", cells, progress)
+    replayed, rmeta = _replay(plan, meta, folder, work / "runs", cells, progress)
     items = [verdict.compare(i, outputs[i], replayed.get(i), truth_matrix(truth[i]), truth[i].num_colors) for i in ids]
     found = verdict.decide(items)
     sections = probe_replay.sections_of(submission)
     where = probe_replay.resolve(probes, access, meta, data)
     probed, probes_found = probe_replay.audit_probes(sections, v.outputs_sha256, key, where, k, progress)
     found = probe_replay.combined(found, probes_found, probed)
-    unmet = replay.unhonoured(meta, rmeta, replay.tasks_of(cells))
-    if rmeta["model"]["id"] != model["id"]:
-        unmet.insert(0, f"the replay ran {rmeta['model']['id']!r}, not the model the submission names "
-                        f"({model['id']!r})")
-    if unmet:
-        found = found._replace(tier=verdict.SELF_REPORTED, reason="the replay could not honour the submission's "
-                               f"settings: {'; '.join(unmet)} (what the sample showed: {found.reason})")
+    found = _honoured(found, plan, meta, rmeta, cells)
     shown = [{**i._asdict(), "submitted_sha256": _sha(outputs[i.id]), "replayed_sha256": _sha(replayed.get(i.id)),
               **({"replayed": replayed[i.id][:SHOWN_CHARS]} if i.outcome == verdict.DIFFERS else {})} for i in items]
     drawn = {"k": len(ids), "offered": len(offered), "ids": ids,
              "rows_sha256": replay.content_sha256(str(folder))}
+    rmeta["settings"] = plan.shown()
     return _write(audits, key, v, submission, drawn, rmeta, shown, found, started, access, probed)
+
+
+def _honoured(found: verdict.Verdict, plan: honour.Plan, meta: dict, rmeta: dict, cells: set) -> verdict.Verdict:
+    """The sample's verdict, held to what the replay honoured: a setting it could not run as the submission did
+    leaves the row self-reported whatever the sample showed; one a running server may or may not hold stops a
+    refutation (the replay's disagreement may be the setting's), never a reproduction."""
+    unmet = [*plan.unmet, *(u for u in replay.unhonoured(meta, rmeta, replay.tasks_of(cells)) if u not in plan.unmet)]
+    model = meta["model"]["id"]
+    if rmeta["model"]["id"] != model:
+        unmet.insert(0, f"the replay ran {rmeta['model']['id']!r}, not the model the submission names ({model!r})")
+    if unmet:
+        return found._replace(tier=verdict.SELF_REPORTED, reason="the replay could not honour the submission's "
+                              f"settings: {'; '.join(unmet)} (what the sample showed: {found.reason})")
+    if plan.unconfirmed and found.tier == verdict.REFUTED:
+        return found._replace(tier=verdict.SELF_REPORTED, reason="the replay disagreed, but it cannot refute: the "
+                              f"server it ran on may not hold the submission's {'; '.join(plan.unconfirmed)}; replay "
+                              f"it with --serve or in-process (what the sample showed: {found.reason})")
+    return found
 
 
 def _offered(v: Validation, meta: dict, data: str | None) -> list[tuple[str, int, int]]:
@@ -107,21 +123,23 @@ def _outputs(path: Path) -> dict[str, str]:
     return {r["id"]: r["output"] for r in json.loads(read_bytes(path))["records"]}
 
 
-def _replay(access: replay.Access, meta: dict, folder: Path, runs: Path, cells: set, progress: bool) -> tuple:
+def _replay(plan: honour.Plan, meta: dict, folder: Path, runs: Path, cells: set, progress: bool) -> tuple:
     from harness_tasks import CHAT, EvalSpec, run_eval
     from leaderboard.runs.load import load_run
 
+    access = plan.access
     gen_kwargs, reasoning = replay.generation(meta, cells)
     spec = EvalSpec(model=access.model or CHAT, model_args=access.model_args, tasks=replay.tasks_of(cells),
                     data=str(folder), output=str(runs), gen_kwargs=gen_kwargs, reasoning_budget=reasoning,
                     base_url=access.base_url, serve=access.serve, serve_args=access.serve_args, vllm=access.vllm,
                     device=access.device, batch_size=access.batch_size, concurrency=access.concurrency,
-                    progress=progress)
+                    progress=progress, apply_chat_template=plan.chat_template, harness=plan.harness)
     run = load_run(run_eval(spec)["output_dir"], allow_partial=True)
     answers = {s.id: s.output for s in run.samples if s.protocol == "g2m" and not s.request_failed}
     rmeta = metadata_from_run(run.results, run.model)
     rmeta["batch_size"] = access.batch_size
     rmeta["dtype"] = replay.dtype(access.model_args, access.serve_args)
+    rmeta["model"]["revision"] = rmeta["model"]["revision"] or replay.serve_flag(access.serve_args, "--revision")
     return answers, rmeta
 
 
@@ -144,6 +162,7 @@ def _write(audits: Path, key: bytes, v: Validation, submission: Path, drawn: dic
            probed: list | None = None) -> Audited:
     model = v.metadata["model"]
     doc = {"submission": {"file": submission.name, "sha256": v.sha256, "outputs_sha256": v.outputs_sha256,
+                          "content_sha256": v.content_sha256, "params": model.get("params"),
                           "model": model["id"], "revision": model.get("revision"),
                           "data_sha256": (v.metadata.get("dataset") or {}).get("content_sha256")},
            "sample": {**drawn, "how": "HMAC-SHA256 of each id under a key derived from the board's key and the "
@@ -183,8 +202,8 @@ def audit_all(submissions: str | os.PathLike, access: replay.Access, audits: str
         v = validate(f)
         if not v.ok:
             yield f.name, None, f"refused by validate: {v.reason}"
-        elif v.outputs_sha256 in done and not again:
-            yield f.name, None, f"audited already: {done[v.outputs_sha256]['verdict']['tier']}"
+        elif v.content_sha256 in done and not again:
+            yield f.name, None, f"audited already: {done[v.content_sha256]['verdict']['tier']}"
         else:
             try:
                 yield f.name, audit(f, access, audits, data, k, progress, v, probes), None

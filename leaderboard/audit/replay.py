@@ -143,16 +143,21 @@ def generation(meta: dict, cells: set[tuple[int, int]]) -> tuple[str | None, int
     return kwargs, max(0, reasoning)
 
 
+def serve_flag(serve_args: str, flag: str) -> str | None:
+    """The value of ``flag`` (``--flag V`` or ``--flag=V``) in a ``vllm serve`` command line, or None."""
+    words = (serve_args or "").split()
+    for i, word in enumerate(words):
+        if word.startswith(flag + "="):
+            return word.partition("=")[2]
+        if word == flag and i + 1 < len(words):
+            return words[i + 1]
+    return None
+
+
 def dtype(model_args: object, serve_args: str = "") -> str | None:
     """The dtype a run states: ``dtype=`` in its model arguments, else ``--dtype`` in its ``vllm serve`` arguments;
     None when it states none (a running server's own setting is not known here)."""
-    stated = ModelArgs.parse(str(model_args or "")).get("dtype")
-    flags = serve_args.split()
-    for i, flag in enumerate(flags):
-        if flag.startswith("--dtype="):
-            stated = stated or flag.partition("=")[2]  # a vllm serve flag, not a model argument
-        elif flag == "--dtype" and i + 1 < len(flags):
-            stated = stated or flags[i + 1]
+    stated = ModelArgs.parse(str(model_args or "")).get("dtype") or serve_flag(serve_args, "--dtype")
     return str(stated) if stated else None
 
 
@@ -172,6 +177,8 @@ def unhonoured(submitted: dict, replayed: dict, tasks: tuple[str, ...]) -> list[
             "chat_template_sha"]:
         out.append(f"chat template {str(rg['chat_template_sha'])[:12]}, not the submission's "
                    f"{str(sg['chat_template_sha'])[:12]}")
+    if sg.get("chat_template") is False and rg.get("chat_template") is not False:
+        out.append("the submission applied no chat template; the replay applied one")
     sb, rb = sg.get("max_gen_toks") or {}, rg.get("max_gen_toks") or {}
     for t in tasks:
         if t in sb and sb[t] != rb.get(t):

@@ -19,8 +19,8 @@ from dataset_builder.grids.spec import HUB_TIMEOUT, SUBMISSIONS_REPO_ID
 from g2m_base.errors import check_timeout, hub_session
 from g2m_base.untrusted import term
 from leaderboard.hub import comments, layout
-from leaderboard.site.rows import baseline_look_alike
 from leaderboard.submissions import said
+from leaderboard.submissions.model_info import baseline_look_alike
 
 #: Pull requests checked and answered in one run at most (those answered already cost a look each and do not count);
 #: the rest wait for the next run, so a flood cannot hold a run for days.

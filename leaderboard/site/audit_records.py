@@ -1,9 +1,14 @@
 """Audit records: what an audit (``g2m audit``) drew, replayed and decided, signed with the board's key, one JSON file
-per submission's outputs in the audits folder (``<outputs sha256>.json``); and the tier a board row gets from them.
+per submission in the audits folder (``<content sha256>.json``: its outputs and every claim of its metadata,
+``submission.claims_sha256``); and the tier a board row gets from them.
 
-The board believes a record only when its signature verifies under its own key (``leaderboard.site.cache``'s key
-file, under a purpose of its own): a record edited by hand, written without the key, or made for other outputs is
-ignored, and the row stays self-reported. A record is read with a size cap and only its known fields.
+A record vouches for exactly what it replayed: the outputs under the claims they were sent with (the model, its
+revision and size, every setting the replay ran under). The same outputs sent again claiming another revision or
+size are another submission, with no record until it is audited itself; two records never share a file. The board
+believes a record only when its signature verifies under its own key (``leaderboard.site.cache``'s key file, under
+a purpose of its own): a record edited by hand, written without the key, made for another submission, or of an
+older format is ignored, and the row stays self-reported. A record is read with a size cap and only its known
+fields.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from g2m_base.files import atomic_write_text
 from g2m_base.untrusted import strict_json
 from leaderboard.site import cache
 
-FORMAT = "g2m-audit/1"
+FORMAT = "g2m-audit/2"  # /1 was filed by outputs alone: one record covered any claims sent with them
 FIELDS = ("format", "submission", "sample", "replay", "items", "verdict", "hmac")
 #: Fields a record holds only when there was something of the kind: the probe sections replayed.
 OPTIONAL = ("probes",)
@@ -37,8 +42,8 @@ def sign(board_key: bytes, record: dict) -> str:
     return cache.sign(record_key(board_key), record)
 
 
-def record_path(folder: Path, outputs_sha256: str) -> Path:
-    return Path(folder) / f"{outputs_sha256}.json"
+def record_path(folder: Path, content_sha256: str) -> Path:
+    return Path(folder) / f"{content_sha256}.json"
 
 
 def write(folder: Path, board_key: bytes, record: dict) -> Path:
@@ -47,7 +52,7 @@ def write(folder: Path, board_key: bytes, record: dict) -> Path:
     if record["verdict"]["tier"] not in VERDICTS:
         raise ValueError(f"an audit decides one of {', '.join(VERDICTS)}, not {record['verdict']['tier']!r}")
     record["hmac"] = sign(board_key, record)
-    path = record_path(folder, record["submission"]["outputs_sha256"])
+    path = record_path(folder, record["submission"]["content_sha256"])
     Path(folder).mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, strict_json({k: record[k] for k in (*FIELDS, *OPTIONAL) if k in record}, indent=1) + "\n")
     return path
@@ -65,10 +70,11 @@ def verified(path: Path, board_key: bytes) -> dict | None:
     if not isinstance(record["hmac"], str) or not hmac.compare_digest(record["hmac"], sign(board_key, record)):
         return None
     sub = record.get("submission")
-    if not isinstance(sub, dict) or not _SHA256.fullmatch(str(sub.get("outputs_sha256"))):
+    if not isinstance(sub, dict) or not all(_SHA256.fullmatch(str(sub.get(k))) for k in ("outputs_sha256",
+                                                                                        "content_sha256")):
         return None
-    if path.name != f"{sub['outputs_sha256']}.json":
-        return None  # a record is filed under the outputs it audited: a copy under another name is not believed
+    if path.name != f"{sub['content_sha256']}.json":
+        return None  # a record is filed under the submission it audited: a copy under another name is not believed
     found = record.get("verdict")
     if not isinstance(found, dict) or found.get("tier") not in VERDICTS or not isinstance(found.get("reason"), str):
         return None
@@ -76,7 +82,7 @@ def verified(path: Path, board_key: bytes) -> dict | None:
 
 
 def read_folder(folder: Path | None, board_key: bytes) -> tuple[dict[str, dict], list[str]]:
-    """(outputs sha256 -> verified record, the names of the files that were not believed)."""
+    """(content sha256 -> verified record, the names of the files that were not believed)."""
     if folder is None or not Path(folder).is_dir():
         return {}, []
     good, ignored = {}, []
@@ -85,7 +91,7 @@ def read_folder(folder: Path | None, board_key: bytes) -> tuple[dict[str, dict],
         if record is None:
             ignored.append(path.name)
         else:
-            good[record["submission"]["outputs_sha256"]] = record
+            good[record["submission"]["content_sha256"]] = record
     return good, ignored
 
 
@@ -94,11 +100,12 @@ AUDITS_DIR = "audits"
 NOT_AUDITED = "not replayed by the maintainers yet"
 
 
-def tier_of(records: dict[str, dict], outputs_sha256: str, model: str) -> dict:
-    """A submission's tier from the verified record of its outputs: ``{"tier", "why", "audited"}`` (the record's
-    verdict and reason, and when the audit finished); self-reported when there is none, or it audited these outputs
-    under another model's name."""
-    rec = records.get(outputs_sha256)
+def tier_of(records: dict[str, dict], content_sha256: str, model: str) -> dict:
+    """A submission's tier from the verified record of exactly this submission (its outputs and claims):
+    ``{"tier", "why", "audited"}`` (the record's verdict and reason, and when the audit finished); self-reported when
+    there is none (the same outputs audited under other claims are not this submission), or it names another
+    model."""
+    rec = records.get(content_sha256)
     if rec is None or rec["submission"].get("model") != model:
         return {"tier": "self-reported", "why": NOT_AUDITED, "audited": None}
     found = rec.get("verdict") or {}

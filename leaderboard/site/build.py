@@ -29,14 +29,14 @@ from leaderboard.site.index_page import INDEX_FILES, VIEWS, write_index
 from leaderboard.site.model_page import write_model_page
 from leaderboard.site.rows import (
     BASELINES,
-    baseline_look_alike,
     baseline_rows,
     cached_form,
     slug,
     summaries,
     well_formed,
 )
-from leaderboard.submissions.submission import Validation, validate
+from leaderboard.submissions.model_info import baseline_look_alike
+from leaderboard.submissions.submission import Validation, claims_sha256, validate
 
 LOCK_NAME = "build.lock"  # beside the cache entries, never pruned with them (not a .json entry)
 
@@ -82,7 +82,8 @@ def _build_site(submissions: Path, out: Path, progress: bool, hub: bool, hub_end
     cache = Cache(out, well_formed)
     records, ignored = audit_records.read_folder(audits, signing_key())
     for name in ignored:
-        print(f"g2m leaderboard: ignored the audit record {term(name)}: it is not one this board signed",
+        print(f"g2m leaderboard: ignored the audit record {term(name)}: it is not one this board signed "
+              "(or of an older format: audit the submission again)",
               file=sys.stderr)
     board = _Board(submissions, out, cache, records)
     for f in _progress(files) if progress and files else files:
@@ -199,7 +200,8 @@ class _Board:
             return None, refusal
         self.seen[outcome.accepted["outputs_sha256"]] = (f.name, outcome.accepted["sha256"])
         self.names.setdefault(skeleton(outcome.accepted["name"]), outcome.accepted["name"])
-        tier = audit_records.tier_of(self.records, outcome.accepted["outputs_sha256"], outcome.accepted["name"])
+        content = claims_sha256(outcome.accepted["outputs_sha256"], outcome.accepted["meta"])
+        tier = audit_records.tier_of(self.records, content, outcome.accepted["name"])
         if known.row is not None and known.row["tier"] == tier:
             self.counts["cached"] += 1
             return {**outcome.accepted, **known.row}, None

@@ -14,7 +14,8 @@ from dataset_builder.grids.render import render_rgb
 from g2m_base.bounded_json import Rejected
 from g2m_base.errors import UsageError
 from g2m_base.files import safe_name
-from g2m_base.untrusted import check_value, skeleton
+from g2m_base.untrusted import check_value
+from harness_tasks import BASELINES
 from leaderboard.rescoring.rescore import score_outputs, summarise, truth_matrix, zero_shot_truth
 from leaderboard.site import gap_board
 from leaderboard.site.audit_records import VERDICTS, well_formed_tier
@@ -27,19 +28,6 @@ def slug(name: str, suffix: str = "") -> str:
     """A file name for a model page: only [A-Za-z0-9_.-], never hidden or '..', unique through ``suffix``."""
     base = safe_name(name, "-")
     return f"{base}-{suffix}" if suffix else base
-
-
-#: The built-in reference models: computed here, never taken from a submission (their names are reserved).
-BASELINES = ("g2m-oracle", "g2m-random")
-
-
-def baseline_look_alike(name: str) -> str | None:
-    """Why ``name`` may not name a submission's row: it is, or a reader could not tell it from, a built-in baseline."""
-    baseline = {skeleton(b): b for b in BASELINES}.get(skeleton(name))
-    if baseline is None:
-        return None
-    return (f"the model id {ascii(name.strip())} is, or looks like, the built-in baseline {baseline}; baselines are "
-            "computed here, never taken from a submission")
 
 
 @lru_cache(maxsize=1)

@@ -10,7 +10,7 @@ import sys
 from datetime import date
 
 from g2m_base.errors import UsageError
-from g2m_base.untrusted import term
+from g2m_base.untrusted import skeleton, term
 
 FIELDS = ("params", "open_weights", "release_date", "url")
 _PARAMS = re.compile(r"[0-9][0-9.]{0,6}[KMBT](-A[0-9][0-9.]{0,6}[KMBT])?")  # fullmatch: "$" would allow a final newline
@@ -41,6 +41,34 @@ def id_problem(model_id: object) -> str | None:
             return "it is a path, not NAME or ORG/NAME"
         return ("NAME or ORG/NAME of ASCII letters, digits, '-', '_' and '.', not starting or ending with '-' or "
                 "'.', without '--' or '..', at most 96 characters a part")
+    return None
+
+
+def baseline_look_alike(name: str) -> str | None:
+    """Why ``name`` may not name a submission's model: it is, or a reader could not tell it from, a built-in
+    baseline. The one rule ``g2m submit``, ``g2m validate`` and the board refuse a baseline's name by, in these
+    words."""
+    from harness_tasks import BASELINES
+
+    baseline = {skeleton(b): b for b in BASELINES}.get(skeleton(name))
+    if baseline is None:
+        return None
+    return (f"the model id {ascii(name.strip())} is, or looks like, the built-in baseline {baseline}; baselines are "
+            "computed here, never taken from a submission")
+
+
+def identity_problem(model: dict) -> str | None:
+    """Why ``metadata.model`` may not stand for a submitted model (a baseline's name, or outputs a baseline's backend
+    wrote, whatever id they are sent under), or None."""
+    from harness_tasks import BASELINES
+
+    named = model.get("id")
+    look_alike = baseline_look_alike(named) if isinstance(named, str) else None
+    if look_alike is not None:
+        return look_alike
+    if model.get("backend") in BASELINES:
+        return (f"the outputs were written by the built-in baseline {model['backend']} (its backend); baselines are "
+                "computed here, never taken from a submission")
     return None
 
 

@@ -23,6 +23,34 @@ def redact(text: str) -> str:
     """``text`` with the value of every secret-looking setting replaced: ``api_key=...`` in model arguments and
     ``--api-key ...`` in a server's command line alike."""
     return _SECRET.sub(r"\1\2<redacted>", text)
+def seen_settings(results: dict) -> dict:
+    """The run's settings beyond its model arguments and budgets that change what the model saw or wrote, so that an
+    audit can replay them (``leaderboard.audit.honour``): whether a chat template was applied (None where the run
+    does not say), the sha256 of a system instruction (lm-eval's ``--system_instruction``), the harness that made
+    the requests, and the ``vllm serve`` arguments of a ``--serve`` run (host and port left out, secrets redacted)."""
+    g2m = results.get("g2m") if isinstance(results.get("g2m"), dict) else {}
+    chosen = g2m.get("settings") if isinstance(g2m.get("settings"), dict) else None
+    if chosen is not None:
+        applied = chosen.get("chat_template") is not False
+    else:  # a run g2m did not make: lm-eval records the template it applied, and nothing when it applied none
+        applied = True if isinstance(results.get("chat_template"), str) else None
+    serve_args = chosen.get("serve_args") if chosen else None
+    harness = g2m.get("harness") or ("lm-eval" if results.get("lm_eval_version") else None)
+    return {"chat_template": applied, "system_instruction_sha": results.get("system_instruction_sha") or None,
+            "harness": harness if isinstance(harness, str) else None,
+            "serve_args": redact_args(serve_args) if isinstance(serve_args, list) else []}
+
+
+def redact_args(args: list) -> list[str]:
+    """A command line (a list of words) with the value of every secret-looking flag replaced, in either spelling
+    (``--api-key=K`` and ``--api-key K``)."""
+    out: list[str] = []
+    for a in map(str, args):
+        secret_before = bool(out) and _SECRET.fullmatch(out[-1].lstrip("-") + "=") is not None
+        out.append("<redacted>" if secret_before and not a.startswith("-") else redact(a))
+    return out
+
+
 #: What a submission records of what a server reported about itself (``g2m.provenance.server``), and when.
 SERVER_FACTS = ("version", "id", "root", "max_model_len", "reported_at")
 
@@ -84,7 +112,8 @@ def metadata_from_run(results: dict, model: str) -> dict:
         "dataset": {"source": data.get("source"), "revision": data.get("revision"),
                     "manifest_sha256": data.get("manifest_sha256"), "content_sha256": data.get("content_sha256")},
         "generation": {"task_version": results.get("g2m", {}).get("task_version"), "gen_kwargs": cfg.get("gen_kwargs"),
-                       "chat_template_sha": results.get("chat_template_sha"), "max_gen_toks": budgets},
+                       "chat_template_sha": results.get("chat_template_sha"), "max_gen_toks": budgets,
+                       **seen_settings(results)},
         "date": datetime.fromtimestamp(float(date), UTC).isoformat() if isinstance(date, (int, float)) else date,
     }
 
@@ -140,6 +169,9 @@ def public(meta: dict) -> dict:
         pieces = ModelArgs.parse(model["model_args"]).pieces
         model["model_args"] = ",".join(f"{k}={public_value(v)}" if sep else piece
                                        for piece in pieces for k, sep, v in [piece.partition("=")])
+    generation = out.get("generation")
+    if isinstance(generation, dict) and isinstance(generation.get("serve_args"), list):
+        generation["serve_args"] = [public_value(a) for a in generation["serve_args"]]
     server = out.get("server")
     if isinstance(server, dict):
         for k in ("root", "id"):

@@ -29,7 +29,7 @@ from leaderboard.runs import identity
 from leaderboard.runs.load import load_run
 from leaderboard.submissions import model_info, probe_section
 from leaderboard.submissions.coverage import LOCAL, RELEASE, data_of, missing_tasks, scaled_count
-from leaderboard.submissions.model_info import id_problem
+from leaderboard.submissions.model_info import id_problem, identity_problem
 from leaderboard.submissions.records import MAX_OUTPUT_CHARS, Records, record
 from leaderboard.submissions.run_metadata import metadata_from_run, public, server_facts
 
@@ -42,8 +42,8 @@ COVER_ADVICE = ("export every row (g2m export vlmevalkit, whose default --tasks 
                 "VLMEvalKit on it")
 
 __all__ = ["FORMAT", "LOCAL", "MAX_FILE_BYTES", "MAX_OUTPUT_CHARS", "RELEASE", "Rejected", "Validation",
-           "Submitted", "check_metadata", "metadata_from_run", "server_facts", "submit_run", "validate",
-           "write_submission"]
+           "Submitted", "check_metadata", "claims_sha256", "metadata_from_run", "server_facts", "submit_run",
+           "validate", "write_submission"]
 
 
 @dataclass
@@ -61,6 +61,19 @@ class Validation:
     outputs_sha256: str | None = None  # the hash of what was submitted, not of the file: every (id, output), the data
     # they were produced on and the probe sections; the same for a reformatted copy or another model name
     texts: dict = field(default_factory=dict)  # id -> (output, finish reason) of ``records``: what the viewer shows
+
+    @property
+    def content_sha256(self) -> str | None:
+        """The hash of everything the submission says: its outputs and every claim of its metadata."""
+        return None if self.outputs_sha256 is None else claims_sha256(self.outputs_sha256, self.metadata)
+
+
+def claims_sha256(outputs_sha256: str, metadata: dict) -> str:
+    """What an audit record vouches for: these outputs under exactly these claims (the model, its revision and size,
+    every setting), whatever the file's layout or compression. The same outputs sent again claiming another revision
+    or size hash otherwise, so they are not covered by a record made for the first file."""
+    claims = json.dumps([outputs_sha256, metadata], sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+    return hashlib.sha256(claims.encode("ascii")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -102,6 +115,9 @@ def submit_run(run_dir: str | Path, out: str | Path | None = None, allow_partial
     if problem:
         raise Rejected(f"the model is called {term(str(doc['metadata']['model']['id']), 120)!r}, not a Hub model id "
                        f"({problem}); give the checkpoint's id on the Hub with --model-id ORG/NAME")
+    refused = identity_problem(doc["metadata"]["model"])
+    if refused is not None:
+        raise Rejected(f"{refused}: submit a model's own run, under its id on the Hub (--model-id ORG/NAME)")
     config = identity.of_run(run).config_sha256  # the model's config.json, where this machine can read it
     if config:
         doc["metadata"]["model"][identity.CONFIG_HASH_KEY] = config
@@ -176,6 +192,9 @@ def check_metadata(meta: object) -> dict:
         model_info.check(meta["model"])
     except ValueError as e:
         raise Rejected(f"metadata.{e}") from None
+    refused = identity_problem(meta["model"])
+    if refused is not None:  # the board computes the baselines: a file under a baseline's name is never one of them
+        raise Rejected(refused)
     return meta
 
 

@@ -32,22 +32,49 @@ def honest(small_release, tmp_path_factory) -> dict:
     every other id of the release gets a filler answer (validate needs all 4,500; an audit draws only from rows the
     data holds)."""
     from harness_tasks import EvalSpec, run_eval
-    from leaderboard.submissions.submission import write_submission
 
     root = tmp_path_factory.mktemp("audit")
     folder = make_tiny_llava(root / "llava")  # the submitter's copy; the audit loads the weights by their Hub id
     model = as_hub_model(folder, "org/tiny-llava", Path(os.environ["HF_HUB_CACHE"]))
     res = run_eval(EvalSpec(model="hf-multimodal", model_args=f"pretrained={folder},dtype=float32", device="cpu",
                             data=str(small_release), output=str(root / "runs"), gen_kwargs=GEN, progress=False))
-    part = json.loads(gzip.decompress(write_submission(res["output_dir"], root / "part.json.gz", allow_partial=True,
-                                                       model_info={"open_weights": True, "id": model}
-                                                       ).read_bytes()))
+    doc, ran = _submission(res["output_dir"], root / "part.json.gz", model)
+    return {"doc": doc, "model": model, "folder": folder, "data": small_release, "ran": ran}
+
+
+#: The tasks of the 12 largest (N, C) cells of the small build: the only ones a sample of K = 12 draws from.
+LARGEST = tuple(f"g2m_n{n:02d}_c{c}" for n in (24, 32, 48, 64) for c in (3, 5, 10))
+
+
+def _submission(run_dir: Path, out: Path, model: str) -> tuple[dict, dict[str, str]]:
+    """The run's answers as a submission of every release id (filler answers for the ids it did not run), and the
+    answers it ran."""
+    from leaderboard.submissions.submission import write_submission
+
+    part = json.loads(gzip.decompress(write_submission(run_dir, out, allow_partial=True,
+                                                       model_info={"open_weights": True, "id": model}).read_bytes()))
     ran = {r["id"]: r["output"] for r in part["records"]}
     doc = submission_doc(output=lambda t: "")
     for r in doc["records"]:
         r["output"] = ran.get(r["id"], "")
     doc["metadata"] = part["metadata"]
-    return {"doc": doc, "model": model, "folder": folder, "data": small_release, "ran": ran}
+    return doc, ran
+
+
+@pytest.fixture(scope="module")
+def with_settings(honest, tmp_path_factory) -> dict:
+    """Two more honest runs of the tiny llava on the sampled cells, each with a setting that changes its answers: a
+    processor size in its model arguments (``image_max_side=128``), and ``--no-chat-template``."""
+    from harness_tasks import EvalSpec, run_eval
+
+    root = tmp_path_factory.mktemp("settings")
+    out = {}
+    for name, extra, chat in (("image_max_side", ",image_max_side=128", True), ("no_chat_template", "", False)):
+        res = run_eval(EvalSpec(model="hf-multimodal", model_args=f"pretrained={honest['folder']},dtype=float32{extra}",
+                                device="cpu", data=str(honest["data"]), output=str(root / name), gen_kwargs=GEN,
+                                tasks=LARGEST, apply_chat_template=chat, progress=False))
+        out[name] = _submission(res["output_dir"], root / f"{name}.json.gz", honest["model"])[0]
+    return out
 
 
 def _forged(honest: dict, share: float) -> dict:
@@ -93,6 +120,56 @@ def test_answers_the_model_did_not_write_are_refuted(honest, tmp_path, share, di
     assert done.tier == "refuted", done.reason
     n = int(re.match(r"(\d+) of", done.reason).group(1))
     assert n > 1 and (differing is None or n == differing)
+
+
+@pytest.mark.parametrize(("name", "carried"), [("image_max_side", "image_max_side=128 (a model argument)"),
+                                               ("no_chat_template", "no chat template (--no-chat-template)")])
+def test_an_honest_run_with_its_own_settings_is_reproduced_never_refuted(with_settings, honest, tmp_path, name,
+                                                                         carried):
+    """The maintainer's usual command replays what the run recorded (the processor size, the template's absence),
+    so the honest submitter is reproduced; without that setting the same replay disagreed (3 and 1 of 12)."""
+    sub = write_file(tmp_path, with_settings[name], f"{name}.json")
+    done = audit(sub, _in_process(honest), tmp_path / "audits", str(honest["data"]), K, progress=False)
+    assert done.tier == "reproduced", done.reason
+    record = json.loads(done.path.read_text())
+    assert record["replay"]["settings"]["carried"] == [carried] and not record["replay"]["settings"]["unmet"]
+    assert record["replay"]["generation"]["chat_template"] is (name != "no_chat_template")
+    assert f"{K} of {K} replayed answers agree" in done.reason and "the same text" in done.reason
+
+
+def test_a_setting_a_running_server_may_not_hold_never_refutes(with_settings, honest, tmp_path):
+    """Through a server (the stand-in holding the same tiny model, at its own processor size) the processor setting
+    cannot be given: the answers disagree, and the row is self-reported with the setting named, not refuted."""
+    sub = write_file(tmp_path, with_settings["image_max_side"], "image_max_side.json")
+    httpd = vlm_server.serve(vlm_server.TransformersVLM(honest["folder"], honest["model"]))
+    try:
+        done = audit(sub, Access(base_url=f"http://127.0.0.1:{httpd.server_address[1]}/v1"), tmp_path / "audits",
+                     str(honest["data"]), K, progress=False)
+    finally:
+        httpd.shutdown()
+    assert done.tier == "self-reported" and "cannot refute" in done.reason and "image_max_side=128" in done.reason
+    assert re.search(r"what the sample showed: \d+ of 12 replayed answers differ", done.reason), done.reason
+
+
+def test_a_record_vouches_only_for_the_claims_it_replayed(honest, tmp_path):
+    """The reproduced outputs sent again as a new file claiming another revision and size: the board does not show
+    them reproduced, its own audit says self-reported (the revision cannot be honoured), and neither record
+    overwrites the other."""
+    subs, audits = tmp_path / "subs", tmp_path / "subs" / "audits"
+    subs.mkdir()
+    first = audit(write_file(tmp_path, honest["doc"], "honest.json"), _in_process(honest), audits,
+                  str(honest["data"]), 4, progress=False)
+    assert first.tier == "reproduced", first.reason
+    resent = json.loads(json.dumps(honest["doc"]))
+    resent["metadata"]["model"].update(revision="f" * 40, params="235B")
+    path = write_file(subs, resent, "resent.json")
+    g2m("leaderboard", "build", str(subs), "--out", str(tmp_path / "site"), "--quiet", check=True)
+    lines = (tmp_path / "site" / "leaderboard.csv").read_text().splitlines()
+    assert [line.split(",")[4] for line in lines[1:] if line.startswith(honest["model"])] == ["self-reported"]
+    second = audit(path, _in_process(honest), audits, str(honest["data"]), 4, progress=False)
+    assert second.tier == "self-reported" and f"names revision {'f' * 40}" in second.reason, second.reason
+    assert second.path != first.path and first.path.exists()
+    assert json.loads(first.path.read_text())["verdict"]["tier"] == "reproduced"
 
 
 def test_settings_the_replay_cannot_honour_leave_it_self_reported(honest, tmp_path):

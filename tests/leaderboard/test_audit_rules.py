@@ -16,6 +16,7 @@ from leaderboard.site.cache import signing_key
 
 RELEASE = [(i, t.grid_size, t.num_colors) for i, t in zero_shot_truth().items()]
 OUTPUTS = "ab" * 32
+CONTENT = "12" * 32  # the submission: these outputs under its claims
 
 
 def test_the_sample_is_a_function_of_the_key_and_the_outputs_and_covers_every_cell():
@@ -45,16 +46,29 @@ def test_allocation(cells, k, want):
 TARGET = np.array([[0, 1], [1, 0]])
 
 
-@pytest.mark.parametrize(("submitted", "replayed", "outcome", "agreement"), [
-    ("[[0, 1], [1, 0]]", "[[0, 1], [1, 0]]", SAME_TEXT, 1.0),
-    ("[[0, 1], [1, 0]]", "[[0,1],[1,0]]", SAME_MATRIX, 1.0),  # another spelling of the same reading: the same score
-    ("[[0, 1], [1, 0]]", "[[0, 1], [1, 1]]", DIFFERS, 0.75),
-    ("[[0, 1], [1, 0]]", "I cannot see the image", DIFFERS, 0.0),
-    ("no grid", "still no grid", SAME_MATRIX, 1.0),  # both unreadable: scored alike
-    ("[[0, 1], [1, 0]]", None, NOT_REPLAYED, None),
+@pytest.mark.parametrize(("submitted", "replayed", "outcome", "agreement", "unparseable"), [
+    ("[[0, 1], [1, 0]]", "[[0, 1], [1, 0]]", SAME_TEXT, 1.0, None),
+    ("[[0, 1], [1, 0]]", "[[0,1],[1,0]]", SAME_MATRIX, 1.0, None),  # another spelling of the same reading
+    ("[[0, 1], [1, 0]]", "[[0, 1], [1, 1]]", DIFFERS, 0.75, None),
+    ("[[0, 1], [1, 0]]", "[[0, 1], [1, 0]] and more", SAME_MATRIX, 1.0, None),
+    ("[[0, 1], [1, 0]]", "I cannot see the image", DIFFERS, 0.0, "replayed"),
+    ("I cannot see it", "[[0, 1], [1, 0]]", DIFFERS, 0.0, "submitted"),
+    # two different unparseable texts are not "the same matrix": nothing says which matrix either meant
+    ("no grid", "still no grid", DIFFERS, 0.0, "both"),
+    ("no grid", "no grid", SAME_TEXT, 1.0, "both"),  # the very same text agrees, and is counted as unparseable
+    ("[[0, 1], [1, 0]]", None, NOT_REPLAYED, None, None),
 ])
-def test_compare(submitted, replayed, outcome, agreement):
-    assert verdict.compare("x", submitted, replayed, TARGET, 2) == Item("x", outcome, agreement)
+def test_compare(submitted, replayed, outcome, agreement, unparseable):
+    assert verdict.compare("x", submitted, replayed, TARGET, 2) == Item("x", outcome, agreement, unparseable)
+
+
+def test_the_verdict_says_how_the_items_agreed():
+    """The record and the page say how many agreed as text, as parsed matrix, and how many did not parse."""
+    texts = [("[[0, 1], [1, 0]]",) * 2, ("[[0, 1], [1, 0]]", "[[0,1],[1,0]]"), ("no grid", "no grid"),
+             ("no grid", "still no grid"), ("[[0, 1], [1, 0]]", "[[1, 1], [1, 1]]")]
+    found = verdict.decide([verdict.compare(f"i{k}", a, b, TARGET, 2) for k, (a, b) in enumerate(texts)])
+    assert (found.same_text, found.same_matrix, found.differ, found.unparseable) == (2, 1, 2, 2)
+    assert "2 the same text, 1 the same parsed matrix, 2 differ; 2 unparseable on either side" in found.reason
 
 
 def _items(differ: int, missing: int = 0, k: int = 100) -> list[Item]:
@@ -79,9 +93,9 @@ def test_the_odds_of_catching_a_forgery_at_the_default_k():
     assert verdict.catch_probability(0.0, 100) == 0.0
 
 
-def _record(outputs: str = OUTPUTS, tier: str = "reproduced", model: str = "org/m") -> dict:
-    return {"submission": {"file": "s.json", "sha256": "0" * 64, "outputs_sha256": outputs, "model": model,
-                           "revision": None, "data_sha256": None},
+def _record(outputs: str = OUTPUTS, tier: str = "reproduced", model: str = "org/m", content: str = CONTENT) -> dict:
+    return {"submission": {"file": "s.json", "sha256": "0" * 64, "outputs_sha256": outputs, "content_sha256": content,
+                           "model": model, "revision": None, "data_sha256": None},
             "sample": {"k": 1, "offered": 1, "ids": ["zs-n03-c3-0000"]}, "replay": {"finished": "2026-12-04T00:00:00Z"},
             "items": [], "verdict": {"tier": tier, "reason": "1 of 1 replayed answers agree"}}
 
@@ -99,16 +113,22 @@ def test_a_record_is_believed_only_as_the_board_signed_it(tmp_path):
         forged.parent.mkdir(exist_ok=True)
         forged.write_text(json.dumps({**doc, **change}))
         assert audit_records.verified(forged, key) is None, change
-    copy = tmp_path / "copy" / f"{'cd' * 32}.json"  # filed under other outputs than it audited
+    copy = tmp_path / "copy" / f"{'cd' * 32}.json"  # filed under another submission than it audited
     copy.parent.mkdir()
     copy.write_bytes(good.read_bytes())
     assert audit_records.verified(copy, key) is None
     records, ignored = audit_records.read_folder(tmp_path / "forged", key)
     assert records == {} and ignored == [good.name]
     records, _ = audit_records.read_folder(tmp_path, key)
-    assert audit_records.tier_of(records, OUTPUTS, "org/m")["tier"] == "reproduced"
-    assert audit_records.tier_of(records, OUTPUTS, "org/other")["tier"] == "self-reported"  # the same outputs renamed
+    assert audit_records.tier_of(records, CONTENT, "org/m")["tier"] == "reproduced"
+    assert audit_records.tier_of(records, CONTENT, "org/other")["tier"] == "self-reported"  # the same outputs renamed
     assert audit_records.tier_of(records, "ef" * 32, "org/m")["why"] == audit_records.NOT_AUDITED
+    # filed by its outputs, as format 1 was: one record would cover any claims sent with them; not believed
+    old = {**_record(), "format": "g2m-audit/1"}
+    old["hmac"] = audit_records.sign(key, old)
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / f"{OUTPUTS}.json").write_text(json.dumps(old))
+    assert audit_records.read_folder(tmp_path / "old", key) == ({}, [f"{OUTPUTS}.json"])
     with pytest.raises(ValueError, match="decides one of"):
         audit_records.write(tmp_path, key, _record(tier="verified"))
 
@@ -131,3 +151,24 @@ def test_a_submissions_model_id_goes_into_a_replay_command_only_when_plain(model
         with pytest.raises(UsageError, match="not a plain Hub id or path"):
             access.named(meta)
     assert Access(model="hf-multimodal", model_args="pretrained=/m").named(meta).model_args == "pretrained=/m"
+
+
+def test_a_record_vouches_for_the_claims_it_was_made_for(tmp_path):
+    """The same outputs sent again claiming another revision or size are another submission: its record is its own
+    (never overwriting the first one's), and until it is audited the first one's record does not cover it."""
+    from leaderboard.submissions.submission import claims_sha256
+
+    meta = {"model": {"id": "org/m", "revision": "abc", "params": "8B"}, "dataset": {}}
+    first = claims_sha256(OUTPUTS, meta)
+    assert first == claims_sha256(OUTPUTS, json.loads(json.dumps(meta, sort_keys=True)))  # any key order
+    others = [claims_sha256(OUTPUTS, {**meta, "model": {**meta["model"], k: v}})
+              for k, v in (("revision", "def"), ("params", "235B"), ("open_weights", True))]
+    assert len({first, *others, claims_sha256("cd" * 32, meta)}) == 5
+    key = signing_key()
+    a = audit_records.write(tmp_path, key, _record(content=first))
+    b = audit_records.write(tmp_path, key, _record(content=others[0], tier="refuted"))
+    assert a != b and a.exists() and b.exists()
+    records, _ = audit_records.read_folder(tmp_path, key)
+    assert audit_records.tier_of(records, first, "org/m")["tier"] == "reproduced"
+    assert audit_records.tier_of(records, others[0], "org/m")["tier"] == "refuted"
+    assert audit_records.tier_of(records, others[1], "org/m")["why"] == audit_records.NOT_AUDITED
