@@ -58,18 +58,10 @@ def baseline_look_alike(name: str) -> str | None:
 
 
 def identity_problem(model: dict) -> str | None:
-    """Why ``metadata.model`` may not stand for a submitted model (a baseline's name, or outputs a baseline's backend
-    wrote, whatever id they are sent under), or None."""
-    from harness_tasks import BASELINES
-
+    """Why ``metadata.model`` may not stand for a submitted model (its id is a baseline's name, in any spelling a
+    reader could not tell apart), or None."""
     named = model.get("id")
-    look_alike = baseline_look_alike(named) if isinstance(named, str) else None
-    if look_alike is not None:
-        return look_alike
-    if model.get("backend") in BASELINES:
-        return (f"the outputs were written by the built-in baseline {model['backend']} (its backend); baselines are "
-                "computed here, never taken from a submission")
-    return None
+    return baseline_look_alike(named) if isinstance(named, str) else None
 
 
 def check(info: dict) -> dict:

@@ -363,3 +363,33 @@ def test_submit_of_a_local_folder_asks_for_the_model_id(random_run, tmp_path):
     named = g2m("submit", str(run), "--out", str(out), "--allow-partial", "--no-input", "--model-id", "org/tiny-vlm")
     assert named.returncode == 0, named.stderr
     assert json.loads(out.read_text())["metadata"]["model"]["id"] == "org/tiny-vlm"
+
+
+SAID = "is, or looks like, the built-in baseline"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("model_id", "baseline"), [("g2m-random", "g2m-random"), ("G2M-Oracle", "g2m-oracle"),
+                                                    ("g2m\u2013random", None)])  # an en dash: no Hub id at all
+def test_one_identity_rule_refuses_a_baselines_name_in_submit_validate_and_the_board(random_run, tmp_path, model_id,
+                                                                                      baseline):
+    """A baseline's name (or one a reader could not tell from it) is refused by ``g2m submit``, ``g2m validate`` and
+    the board, each in the same words; an id that is no Hub id is refused as that, before it looks like anything."""
+    from leaderboard.site.build import build_site
+
+    words = (f"the model id {ascii(model_id)} {SAID} {baseline}; baselines are computed here, never taken from a "
+             "submission")
+    sub = g2m("submit", str(random_run), "--model-id", model_id, "--allow-partial", "--out", str(tmp_path / "s.json"))
+    doc = submission_doc()
+    doc["metadata"]["model"]["id"] = model_id
+    (tmp_path / "subs").mkdir()
+    path = write_file(tmp_path / "subs", doc, "named.json")
+    checked = g2m("validate", str(path))
+    board = build_site(tmp_path / "subs", tmp_path / "site", progress=False)["rejected"]
+    assert (sub.returncode, checked.returncode) == (2, 1) and not (tmp_path / "s.json").exists()  # 1: REJECTED
+    assert [r["file"] for r in board] == ["named.json"] and board[0]["reason"] == validate(path).reason
+    if baseline is None:
+        assert all(SAID not in text and "not a Hub model id" in text for text in (sub.stderr, checked.stdout +
+                                                                                   checked.stderr, board[0]["reason"]))
+    else:
+        assert words in sub.stderr and words in checked.stdout + checked.stderr and board[0]["reason"] == words
