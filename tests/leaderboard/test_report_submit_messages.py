@@ -21,6 +21,9 @@ from leaderboard.submissions.submission import write_submission
 from tests.support import vlm_server
 from tests.support.helpers import g2m, partial_run
 
+#: What the random run is submitted as: a baseline's own name is refused (the board computes the baselines itself).
+ID = "org/random-run"
+
 pytestmark = pytest.mark.slow
 
 
@@ -48,7 +51,8 @@ def test_report_and_submit_name_the_run_they_read_and_run_chooses_another(random
         assert f"the folder holds 1 other run(s) ({new})" in res.stdout
         report = json.loads((tmp_path / "old" / "report.json").read_text())
         assert report["results_file"] == f"results_{old}.json" and report["other_runs"] == [new]
-    res = g2m("submit", str(folder), "--out", str(tmp_path / "s.json"), "--allow-partial", "--no-input", "--run", old)
+    res = g2m("submit", str(folder), "--out", str(tmp_path / "s.json"), "--allow-partial", "--no-input", "--run", old,
+              "--model-id", ID)
     assert res.returncode == 0, res.stderr
     assert f"read the run results_{old}.json" in res.stdout
     assert len(json.loads((tmp_path / "s.json").read_text())["records"]) == 90
@@ -61,7 +65,7 @@ def test_report_and_submit_name_the_run_they_read_and_run_chooses_another(random
 def test_a_partial_submission_says_partial_names_what_is_missing_and_never_says_send_it(random_run, tmp_path):
     out = tmp_path / "s.json"
     run = partial_run(random_run, tmp_path)  # one task's samples file is gone: the run did not finish
-    res = g2m("submit", str(run), "--out", str(out), "--allow-partial", "--no-input")
+    res = g2m("submit", str(run), "--out", str(out), "--allow-partial", "--no-input", "--model-id", ID)
     assert res.returncode == 0, res.stderr
     assert res.stdout.startswith(f"PARTIAL submission written to {out}: not for the leaderboard")
     assert "the run: g2m_n64_c10" in res.stdout and "g2m_n03_c3: 98 of 100 ids missing" in res.stdout
@@ -73,7 +77,7 @@ def test_a_partial_submission_says_partial_names_what_is_missing_and_never_says_
                                                                      "--release-date", "--model-url"))
     assert "the parameter count" in warning[0] and "the release date" in warning[0]
     res = g2m("submit", str(run), "--out", str(out), "--allow-partial", "--params", "7B", "--api",
-              "--release-date", "2025-01-31")
+              "--release-date", "2025-01-31", "--model-id", ID)
     warning = [line for line in res.stderr.splitlines() if line.startswith("warning:")]
     assert res.returncode == 0 and len(warning) == 1 and "--model-url" in warning[0] and "--params" not in warning[0]
 
@@ -132,7 +136,7 @@ def test_a_served_submission_records_the_servers_facts_as_the_servers(small_rele
 
 
 def test_an_in_process_submission_records_its_own_environment_and_no_server(random_run, tmp_path):
-    meta = json.loads(gzip.decompress(write_submission(random_run, tmp_path / "s.json.gz",
-                                                       allow_partial=True).read_bytes()))["metadata"]
+    meta = json.loads(gzip.decompress(write_submission(random_run, tmp_path / "s.json.gz", allow_partial=True,
+                                                       model_info={"id": ID}).read_bytes()))["metadata"]
     assert meta["server"] is None and "client" not in meta["versions"]
     assert meta["versions"]["transformers"] == version("transformers")

@@ -28,6 +28,9 @@ from leaderboard.submissions.submission import (
 from scoring.parsing import format_answer
 from tests.support.helpers import g2m, partial_run, submission_doc, write_file
 
+#: What the random run is submitted as: a baseline's own name is refused (the board computes the baselines itself).
+ID = "org/random-run"
+
 
 @pytest.mark.slow
 def test_a_perfect_submission_is_accepted_and_re_scored(tmp_path):
@@ -205,7 +208,7 @@ def test_memory_stays_bounded_for_inputs_that_would_explode(tmp_path):
 @pytest.mark.slow
 def test_submit_writes_the_run_and_its_metadata(random_run, tmp_path):
     # every row of a 0.02-scale build (2 of every cell's 100): complete, no --allow-partial, a local build
-    done = submit_run(random_run, tmp_path / "s.json.gz")
+    done = submit_run(random_run, tmp_path / "s.json.gz", model_info={"id": ID})  # a baseline's own name is refused
     assert not done.partial
     doc = json.loads(gzip.decompress(done.path.read_bytes()))
     assert len(doc["records"]) == 90
@@ -291,14 +294,14 @@ def test_submit_asks_for_model_info_and_records_it(random_run, tmp_path):
     out = tmp_path / "s.json"
     run = partial_run(random_run, tmp_path)
     res = g2m("submit", str(run), "--out", str(out), "--allow-partial", "--params", "7B", "--api",
-              "--release-date", "2025-01-31", "--model-url", "https://example.org/model")
+              "--release-date", "2025-01-31", "--model-url", "https://example.org/model", "--model-id", ID)
     assert res.returncode == 0, res.stderr
     # a task's samples are missing: not to send
     assert res.stdout.startswith("PARTIAL submission") and "pull request" not in res.stdout
     model = json.loads(out.read_text())["metadata"]["model"]
     assert (model["params"], model["open_weights"], model["release_date"], model["url"]) == (
         "7B", False, "2025-01-31", "https://example.org/model")
-    bad = g2m("submit", str(run), "--out", str(out), "--allow-partial", "--params", "seven")
+    bad = g2m("submit", str(run), "--out", str(out), "--allow-partial", "--params", "seven", "--model-id", ID)
     assert bad.returncode == 2 and "model.params must look like" in bad.stderr
     prompted = subprocess.run(  # at a terminal it asks; answers are checked like the flags
         [sys.executable, "-c", "import sys; from leaderboard.submissions.model_info import ask; "
