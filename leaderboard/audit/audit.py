@@ -98,11 +98,11 @@ def _honoured(found: verdict.Verdict, plan: honour.Plan, meta: dict, rmeta: dict
         unmet.insert(0, f"the replay ran {rmeta['model']['id']!r}, not the model the submission names ({model!r})")
     if unmet:
         return found._replace(tier=verdict.SELF_REPORTED, reason="the replay could not honour the submission's "
-                              f"settings: {'; '.join(unmet)} (what the sample showed: {found.reason})")
+                              f"settings: {'; '.join(unmet)}; what the sample showed: {found.reason}")
     if plan.unconfirmed and found.tier == verdict.REFUTED:
         return found._replace(tier=verdict.SELF_REPORTED, reason="the replay disagreed, but it cannot refute: the "
                               f"server it ran on may not hold the submission's {'; '.join(plan.unconfirmed)}; replay "
-                              f"it with --serve or in-process (what the sample showed: {found.reason})")
+                              f"it with --serve or in-process; what the sample showed: {found.reason}")
     return found
 
 

@@ -91,12 +91,12 @@ def decide(items: list[Item]) -> Verdict:
     if len(differ) > allowed:
         first = ", ".join(i.id for i in differ[:3])
         return counts._replace(tier=REFUTED, reason=f"{len(differ)} of {len(replayed)} replayed answers differ from "
-                               f"the submitted ones (at most {allowed} of {k} may): e.g. {first} ({how})")
+                               f"the submitted ones (at most {allowed} of {k} may): e.g. {first}; {how}")
     if k - len(replayed) > allowed - len(differ):  # the missing ones could have decided it either way
         return counts._replace(tier=SELF_REPORTED, reason=f"only {len(replayed)} of {k} items could be replayed; "
-                               f"audit it again ({how})")
-    return counts._replace(reason=f"{agree} of {k} replayed answers agree with the submitted ones ({how}; at most "
-                                  f"{allowed} may differ)")
+                               f"audit it again; {how}")
+    return counts._replace(reason=f"{agree} of {k} replayed answers agree with the submitted ones, at most {allowed} "
+                                  f"may differ: {how}")
 
 
 def catch_probability(forged_share: float, k: int, allowed: int | None = None) -> float:
