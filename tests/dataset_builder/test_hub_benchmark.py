@@ -203,13 +203,14 @@ def test_eval_results_are_refused_in_one_line_for_anything_but_a_complete_releas
 def test_submit_of_a_partial_run_on_a_local_build_writes_no_eval_results(random_run, tmp_path):
     """A real run (g2m-random on the small local build, 90 of the 4,500 ids): its submission is written (a complete
     run of a scaled build), and the Hub's file refused in one line: only a run of the release reports to the Hub."""
-    res = g2m("submit", str(random_run), "--out", str(tmp_path / "s.json.gz"), "--no-input", "--eval-results")
+    res = g2m("submit", str(random_run), "--out", str(tmp_path / "s.json.gz"), "--no-input", "--eval-results",
+              "--model-id", "org/random-run")  # a baseline's own name is refused
     lines = [line for line in res.stderr.strip().splitlines() if not line.startswith("warning:")]
     assert res.returncode == 2 and len(lines) == 1 and "only a run on the release" in lines[0], res.stderr
     assert (tmp_path / "s.json.gz").is_file()
     assert not (tmp_path / ".eval_results").exists()
     res = g2m("submit", str(random_run), "--out", str(tmp_path / "p.json.gz"), "--no-input", "--eval-results",
-              "--allow-partial")
+              "--allow-partial", "--model-id", "org/random-run")
     assert res.returncode == 2 and "--eval-results reports to the Hub" in res.stderr
 
 
@@ -228,7 +229,8 @@ def test_eval_results_say_reproduced_only_when_a_signed_audit_of_these_outputs_d
 
     def record(tier: str, model: str = v.metadata["model"]["id"]) -> None:
         audit_records.write(tmp_path / "audits", signing_key(), {
-            "submission": {"outputs_sha256": v.outputs_sha256, "model": model}, "sample": {}, "items": [],
+            "submission": {"outputs_sha256": v.outputs_sha256, "content_sha256": v.content_sha256, "model": model},
+            "sample": {}, "items": [],
             "replay": {"finished": "2026-12-04T00:00:00Z"},
             "verdict": {"tier": tier, "reason": f"the replay's finding ({tier})"}})
 

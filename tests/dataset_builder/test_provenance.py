@@ -51,7 +51,8 @@ def test_a_run_on_another_full_build_is_never_labelled_the_release(full_zero_sho
     assert runs["release"]["g2m"]["data"]["content_sha256"] == RELEASE_CONTENT_SHA256
     assert runs["lowres"]["g2m"]["data"]["content_sha256"] != RELEASE_CONTENT_SHA256
     for name, want in (("release", RELEASE), ("lowres", LOCAL)):
-        path = write_submission(runs[name]["output_dir"], tmp_path / f"{name}.json.gz", allow_partial=True)
+        path = write_submission(runs[name]["output_dir"], tmp_path / f"{name}.json.gz", allow_partial=True,
+                                model_info={"id": "org/oracle-run"})  # a baseline's own name is refused
         meta = json.loads(gzip.decompress(path.read_bytes()))["metadata"]
         full = submission_doc()
         full["metadata"] = meta  # every id answered, with this run's provenance

@@ -169,7 +169,8 @@ def test_the_site_is_published_to_a_static_space_and_the_loop_resumes(hub, tmp_p
     # an audit finished here after the last cycle (its upload never happened): the next cycle sends it and shows it
     v = validate(work / "repo" / "submissions" / "alice--vlm-a.json.gz")
     audit_records.write(work / "repo" / "audits", signing_key(), {
-        "submission": {"outputs_sha256": v.outputs_sha256, "model": "alice/vlm-a"}, "sample": {}, "items": [],
+        "submission": {"outputs_sha256": v.outputs_sha256, "content_sha256": v.content_sha256, "model": "alice/vlm-a"},
+        "sample": {}, "items": [],
         "replay": {"finished": "2026-12-05T00:00:00Z"}, "verdict": {"tier": "reproduced", "reason": "10 of 10 agree"}})
     # and the maintainers took bob's submission down
     from huggingface_hub import CommitOperationDelete
@@ -178,7 +179,7 @@ def test_the_site_is_published_to_a_static_space_and_the_loop_resumes(hub, tmp_p
                                    operations=[CommitOperationDelete("submissions/bob--vlm-b.json.gz")])
     third = board(hub, "cycle", "--repo", SUB, "--work", str(work), "--space", space, "--quiet")
     assert third.returncode == 0, third.stderr
-    assert f"audits/{v.outputs_sha256}.json" in hub.files("datasets", SUB)
+    assert f"audits/{v.content_sha256}.json" in hub.files("datasets", SUB)
     assert "audit queue: alice" not in third.stdout and "audit queue: old--accepted" in third.stdout
     published = hub.files("spaces", space)
     assert not any("bob" in p for p in published) and any("bob" in p for p in site)

@@ -165,7 +165,8 @@ def test_validate_rejects_a_hostile_probe_section_and_submit_refuses_another_mod
     v = validate(write_file(tmp_path, doc))
     assert not v.ok and "outside the palette" in v.reason
     with pytest.raises(UsageError, match="not of the run's model g2m-random") as e:
-        write_submission(random_run, tmp_path / "x.json", allow_partial=True, probes=sweep_dir)
+        write_submission(random_run, tmp_path / "x.json", allow_partial=True, probes=sweep_dir,
+                         model_info={"id": "org/random-run"})  # a baseline's own name is refused before the probes
     assert "\n" not in str(e.value) and not (tmp_path / "x.json").exists()
 
 

@@ -114,7 +114,7 @@ def report_numbers(run: Path, tmp: Path) -> dict:
 def submit_numbers(run: Path, tmp: Path) -> dict:
     from leaderboard.submissions.submission import submit_run
 
-    out = submit_run(run, tmp / "sub.json.gz", allow_partial=True)
+    out = submit_run(run, tmp / "sub.json.gz", allow_partial=True, model_info={"id": "org/golden"})
     doc = json.loads(gzip.decompress(out.path.read_bytes()))
     def outputs(records):  # the texts, pinned apart from why each stopped (added to records later)
         return None if records is None else [{"id": r["id"], "output": r["output"]} for r in records]
