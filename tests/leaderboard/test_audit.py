@@ -92,6 +92,16 @@ def _in_process(honest: dict) -> Access:
     return Access(model="hf-multimodal", model_args="pretrained={model},dtype=float32", device="cpu")
 
 
+def _served_audit(honest: dict, sub: Path, audits: Path):
+    """``sub`` audited through a server: the stand-in holding the tiny model (a real transformers model)."""
+    httpd = vlm_server.serve(vlm_server.TransformersVLM(honest["folder"], honest["model"]))
+    try:
+        return audit(sub, Access(base_url=f"http://127.0.0.1:{httpd.server_address[1]}/v1"), audits,
+                     str(honest["data"]), K, progress=False)
+    finally:
+        httpd.shutdown()
+
+
 def test_an_honest_run_is_reproduced_in_process_and_through_a_server(honest, tmp_path):
     sub = write_file(tmp_path, honest["doc"], "honest.json")
     done = audit(sub, _in_process(honest), tmp_path / "audits", str(honest["data"]), K, progress=False)
@@ -101,12 +111,7 @@ def test_an_honest_run_is_reproduced_in_process_and_through_a_server(honest, tmp
     assert record["replay"]["model"]["id"] == str(honest["model"]) and record["replay"]["versions"]["transformers"]
     assert record["replay"]["access"]["model_args"] == f"pretrained={honest['model']},dtype=float32"
     # the same model behind a server (the stand-in, a real transformers model): the same answers, by another path
-    httpd = vlm_server.serve(vlm_server.TransformersVLM(honest["folder"], honest["model"]))
-    try:
-        served = audit(sub, Access(base_url=f"http://127.0.0.1:{httpd.server_address[1]}/v1"), tmp_path / "served",
-                       str(honest["data"]), K, progress=False)
-    finally:
-        httpd.shutdown()
+    served = _served_audit(honest, sub, tmp_path / "served")
     assert served.tier == "reproduced", served.reason
     assert json.loads(served.path.read_text())["sample"]["ids"] == record["sample"]["ids"]  # the same keyed sample
 
@@ -141,12 +146,7 @@ def test_a_setting_a_running_server_may_not_hold_never_refutes(with_settings, ho
     """Through a server (the stand-in holding the same tiny model, at its own processor size) the processor setting
     cannot be given: the answers disagree, and the row is self-reported with the setting named, not refuted."""
     sub = write_file(tmp_path, with_settings["image_max_side"], "image_max_side.json")
-    httpd = vlm_server.serve(vlm_server.TransformersVLM(honest["folder"], honest["model"]))
-    try:
-        done = audit(sub, Access(base_url=f"http://127.0.0.1:{httpd.server_address[1]}/v1"), tmp_path / "audits",
-                     str(honest["data"]), K, progress=False)
-    finally:
-        httpd.shutdown()
+    done = _served_audit(honest, sub, tmp_path / "audits")
     assert done.tier == "self-reported" and "cannot refute" in done.reason and "image_max_side=128" in done.reason
     assert re.search(r"what the sample showed: \d+ of 12 replayed answers differ", done.reason), done.reason
 
