@@ -96,18 +96,26 @@ def hub_timeouts(timeout: float) -> Iterator[None]:
 
 @contextlib.contextmanager
 def quiet_hub() -> Iterator[None]:
-    """No progress bars in a log (they would bury the one line that says what failed) and no "Retrying in 1s"
-    warnings (the outcome is said in one line)."""
-    from huggingface_hub.utils import disable_progress_bars, enable_progress_bars, logging
+    """No progress bars in a log (they would bury the one line that says what failed), no "Retrying in 1s"
+    warnings (the outcome is said in one line), and no warning of the library's own on stderr, whatever ``HF_HUB_*``
+    says: bars switched off are switched back on only when this block switched them off (turning them on while
+    ``HF_HUB_DISABLE_PROGRESS_BARS=1`` is set warns "Cannot enable progress bars")."""
+    import warnings
 
-    if not sys.stderr.isatty():
+    from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars, logging
+
+    switched = not sys.stderr.isatty() and not are_progress_bars_disabled()
+    if switched:
         disable_progress_bars()
     verbosity = logging.get_verbosity()
     logging.set_verbosity_error()
     try:
-        yield
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", module=r"huggingface_hub(\.|$)")
+            yield
     finally:
-        enable_progress_bars()
+        if switched:
+            enable_progress_bars()
         logging.set_verbosity(verbosity)
 
 

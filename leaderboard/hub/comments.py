@@ -29,9 +29,10 @@ def fenced(lines: list[str]) -> str:
     return f"{fence}text\n{text}\n{fence}"
 
 
-def comment(revision: str, verdict: str, lines: list[str], merged_on_accept: bool) -> str:
-    """The whole comment: a heading, the verdict's lines as ``g2m validate`` prints them, what happens next, the
-    marker."""
+def comment(revision: str, verdict: str, lines: list[str], merged_on_accept: bool,
+            next_step: str | None = None) -> str:
+    """The whole comment: a heading, the verdict's lines as ``g2m validate`` prints them, what happens next
+    (``next_step`` where the usual words would be wrong), the marker."""
     short = revision[:12]
     if verdict == "accepted":
         head = f"**G2M board: ACCEPTED** (checked at {short})"
@@ -43,7 +44,7 @@ def comment(revision: str, verdict: str, lines: list[str], merged_on_accept: boo
         head = f"**G2M board: REJECTED** (checked at {short})"
         then = ("Nothing was merged. Fix it and push a new commit to this pull request: it is checked again. "
                 "`g2m validate FILE` says the same on your machine.")
-    return f"{head}\n\n{fenced(lines)}\n\n{then}\n\n{marker(revision, verdict)}"
+    return f"{head}\n\n{fenced(lines)}\n\n{then if next_step is None else next_step}\n\n{marker(revision, verdict)}"
 
 
 def answered(comments: list[tuple[str, str]], me: str) -> tuple[str, str] | None:

@@ -58,7 +58,7 @@ def cycle(opts: CycleOptions, api=None, say: Callable[[str], None] = print) -> i
         repo = opts.work / "repo"
         status = 0
         _hub(lambda: _send_audits(api, opts.repo_id, repo / AUDITS_DIR, say), "sending audit records", api, timeout)
-        got = _hub(lambda: mirror.mirror(api, opts.repo_id, repo), "mirroring main", api, timeout)
+        got = _hub(lambda: mirror.mirror(api, opts.repo_id, repo, timeout), "mirroring main", api, timeout)
         say(got.said())
         if opts.access is not None:
             status = _audit(opts, repo, say)

@@ -11,13 +11,12 @@ removed here: one that is not on main yet is this machine's work, and is uploade
 from __future__ import annotations
 
 import hashlib
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dataset_builder.grids.spec import HUB_TIMEOUT
 from g2m_base.bounded_json import MAX_FILE_BYTES
-from g2m_base.files import atomic_open
+from leaderboard.hub import fetch
 from leaderboard.hub.layout import AUDITS_DIR, SUBMISSIONS_DIR
 from leaderboard.site.audit_records import MAX_RECORD_BYTES, verified
 
@@ -56,8 +55,9 @@ def main_files(api, repo_id: str, revision: str) -> dict[str, tuple[int, str, bo
     return out
 
 
-def mirror(api, repo_id: str, root: Path) -> Mirrored:
-    """Bring ``root/submissions`` and ``root/audits`` to main (see the module's docstring)."""
+def mirror(api, repo_id: str, root: Path, timeout: float = HUB_TIMEOUT) -> Mirrored:
+    """Bring ``root/submissions`` and ``root/audits`` to main (see the module's docstring); each download's waits
+    bounded by ``timeout`` (``fetch``)."""
     revision = api.repo_info(repo_id, repo_type="dataset").sha
     remote = main_files(api, repo_id, revision)
     done = Mirrored(revision)
@@ -72,7 +72,8 @@ def mirror(api, repo_id: str, root: Path) -> Mirrored:
             continue
         if path.startswith(f"{AUDITS_DIR}/") and local.is_file():
             continue  # this machine's record differs: it is sent up (upload_audits), never overwritten
-        _fetch(api, repo_id, revision, path, local)
+        local.parent.mkdir(parents=True, exist_ok=True)
+        fetch.download(api, repo_id, path, revision, local, timeout, cap)
         done.downloaded.append(path)
     folder = root / SUBMISSIONS_DIR
     for local in sorted(folder.iterdir()) if folder.is_dir() else ():
@@ -82,15 +83,6 @@ def mirror(api, repo_id: str, root: Path) -> Mirrored:
     (root / SUBMISSIONS_DIR).mkdir(parents=True, exist_ok=True)
     (root / AUDITS_DIR).mkdir(parents=True, exist_ok=True)
     return done
-
-
-def _fetch(api, repo_id: str, revision: str, path: str, local: Path) -> None:
-    """One file of the revision into ``local``, whole or not at all (downloaded into a scratch cache beside it)."""
-    local.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".g2m-fetch-", dir=local.parent) as tmp:
-        got = api.hf_hub_download(repo_id, path, repo_type="dataset", revision=revision, cache_dir=tmp)
-        with open(got, "rb") as src, atomic_open(local, "wb") as dst:
-            shutil.copyfileobj(src, dst)
 
 
 def pending_audits(api, repo_id: str, audits: Path, board_key: bytes) -> list[Path]:

@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dataset_builder.grids.spec import HUB_TIMEOUT, SUBMISSIONS_REPO_ID
+from g2m_base.bounded_json import MAX_FILE_BYTES
 from g2m_base.errors import check_timeout, hub_session
 from g2m_base.untrusted import term
-from leaderboard.hub import comments, layout
+from leaderboard.hub import comments, fetch, layout
 from leaderboard.submissions import said
-from leaderboard.submissions.model_info import baseline_look_alike
 
 #: Pull requests checked and answered in one run at most (those answered already cost a look each and do not count);
 #: the rest wait for the next run, so a flood cannot hold a run for days.
@@ -74,7 +74,7 @@ def sync(repo_id: str = SUBMISSIONS_REPO_ID, merge: bool = False, api=None, time
         stage = f"listing the open pull requests of {repo_id}"
         prs = list(api.get_repo_discussions(repo_id, repo_type="dataset", discussion_type="pull_request",
                                             discussion_status="open"))
-        repo = _Repo(api, repo_id)
+        repo = _Repo(api, repo_id, timeout)
         for d in sorted(prs, key=lambda d: d.num):
             stage = f"answering pull request #{d.num}"
             if d.status == "draft":  # its author is still at work: answered once they open it
@@ -100,15 +100,18 @@ class _Repo:
     once and again only when a pull request's base is newer than it (a pull request opened after a merge of this
     run); a pull request's merge base is the newest of its commits that main has."""
 
-    def __init__(self, api, repo_id: str) -> None:
-        self.api, self.repo_id = api, repo_id
+    def __init__(self, api, repo_id: str, timeout: float = HUB_TIMEOUT) -> None:
+        self.api, self.repo_id, self.timeout = api, repo_id, timeout
         self.main: dict[str, str] = {}
+        self.main_sha = ""
         self.history: set[str] | None = set()
         self.refresh_main()
         self._read_history()
 
     def refresh_main(self) -> None:
-        self.main, _ = _tree(self.api, self.repo_id, "main")
+        """Main's files at its head now (one revision: the tree is read at the commit the head names)."""
+        self.main_sha = self.api.repo_info(self.repo_id, repo_type="dataset", revision="main").sha
+        self.main, _ = _tree(self.api, self.repo_id, self.main_sha)
 
     def _read_history(self) -> None:
         from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError, RevisionNotFoundError
@@ -166,7 +169,8 @@ def _verdict(repo: _Repo, head: str, num: int) -> Answer:
     if why is not None:
         return Answer(num, head, "rejected", [said.rejected(why)])
     with tempfile.TemporaryDirectory(prefix="g2m-sync-") as tmp:  # a regular file, never a link into a cache
-        local = Path(repo.api.hf_hub_download(repo.repo_id, path, repo_type="dataset", revision=head, local_dir=tmp))
+        local = fetch.download(repo.api, repo.repo_id, path, head, Path(tmp) / "submission", repo.timeout,
+                               MAX_FILE_BYTES)
         lines = _check_file(local, path)
     return Answer(num, head, "rejected" if lines[0].startswith("REJECTED") else "accepted", lines, path)
 
@@ -186,16 +190,15 @@ def _check_file(local: Path, path: str) -> list[str]:
     if model != named:
         return [said.rejected(f"{path} is named for {named} but holds the outputs of {model}: name it "
                               f"{layout.submission_path(model)}")]
-    look_alike = baseline_look_alike(model)
-    if look_alike is not None:
-        return [said.rejected(look_alike)]
     return [*(said.warning(w) for w in v.warnings), *said.accepted(v, path)]
 
 
 def _merge(repo: _Repo, num: int, checked: str, answer: Answer) -> None:
-    """Merge the pull request if its head is still the revision that was checked (a commit pushed since is checked
-    on the next run, never merged unseen) and it still adds one new submission to main as main is now (another
-    pull request may have added the same file since: refused in a comment of its own)."""
+    """Merge the pull request if its head is still the revision that was checked and it still adds one new
+    submission to main as main is now (another pull request may have added the same file since: refused in a comment
+    of its own); then check what landed. The Hub merges whatever head the pull request has when it merges, so a
+    commit pushed between the last look and the merge would land unseen: main is read again after the merge, and
+    anything but the checked file's bytes is reverted in one commit, with a comment saying why."""
     from huggingface_hub.errors import HfHubHTTPError
 
     api, repo_id = repo.api, repo.repo_id
@@ -210,6 +213,8 @@ def _merge(repo: _Repo, num: int, checked: str, answer: Answer) -> None:
                                repo_type="dataset")
         answer.commented = True
         return
+    before, before_sha = dict(repo.main), repo.main_sha
+    want = {answer.path: _tree(api, repo_id, checked)[0][answer.path]}  # the checked revision's bytes, by content id
     try:
         api.merge_pull_request(repo_id, num, repo_type="dataset")
     except HfHubHTTPError as e:
@@ -218,3 +223,36 @@ def _merge(repo: _Repo, num: int, checked: str, answer: Answer) -> None:
         answer.note = f"not merged: the Hub refused ({e.response.status_code}: {term(str(e).splitlines()[0], 200)})"
         return
     answer.merged = True
+    repo.refresh_main()  # the next pull request is checked against main as it is now: one verdict per revision
+    landed = {p: repo.main.get(p) for p in set(before) | set(repo.main) if before.get(p) != repo.main.get(p)}
+    if landed != want:
+        _revert(repo, num, before, before_sha, landed, answer)
+
+
+def _revert(repo: _Repo, num: int, before: dict[str, str], before_sha: str, landed: dict[str, str | None],
+            answer: Answer) -> None:
+    """Put main's files back as they were before the merge, in one commit on the head the merge made (``parent_commit``:
+    never over a commit of someone else's), and say why on the pull request."""
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+
+    api, repo_id = repo.api, repo.repo_id
+    with tempfile.TemporaryDirectory(prefix="g2m-revert-") as tmp:
+        ops = []
+        for i, path in enumerate(sorted(landed)):
+            if path not in before:
+                ops.append(CommitOperationDelete(path))
+            else:  # changed or removed by the unseen commit: its bytes as main had them
+                old = fetch.download(api, repo_id, path, before_sha, Path(tmp) / str(i), repo.timeout)
+                ops.append(CommitOperationAdd(path, old.read_bytes()))
+        info = api.create_commit(repo_id, operations=ops, repo_type="dataset", parent_commit=repo.main_sha,
+                                 commit_message=f"Revert #{num}: what landed is not what was checked")
+    shown = ", ".join(sorted(landed))[:300]
+    answer.merged, answer.note = False, f"reverted in {info.oid[:12]}: what landed ({shown}) is not what was checked"
+    answer.lines = [said.rejected(f"the merge brought {shown} to main, not the bytes checked at {answer.revision[:12]} "
+                                  f"(a commit pushed just before the merge); reverted in commit {info.oid[:12]}. Open "
+                                  "a new pull request with the submission to have it checked")]
+    gone = "The merge was undone: main holds what it held before. Open a new pull request to have it checked."
+    api.comment_discussion(repo_id, num, comments.comment(answer.revision, "rejected", answer.lines, True, gone),
+                           repo_type="dataset")
+    answer.verdict, answer.commented = "rejected", True
+    repo.refresh_main()

@@ -239,3 +239,70 @@ def test_a_flood_of_pull_requests_is_answered_a_bounded_share_a_run(hub):
         "the next run"
     second = sync.sync(SUB, api=api_of(hub, BOARD), limit=2)  # the two answered already do not take the share
     assert [(a.num, a.verdict) for a in second] == [(nums[0], None), (nums[1], None), (nums[2], "rejected")]
+
+
+def _online(hub, **extra: str) -> dict:
+    return {"HF_ENDPOINT": hub.url, "HF_TOKEN": BOARD, "HF_HUB_OFFLINE": "0", "HF_HUB_DISABLE_XET": "1", **extra}
+
+
+def test_two_pull_requests_of_the_same_path_get_one_verdict_each(hub):
+    """Both add ``submissions/alice--vlm-a.json.gz`` and one ``sync --merge`` answers both: the first is accepted
+    and merged, the second is told once that the file is on the board by now, never first that it will be merged."""
+    path = "submissions/alice--vlm-a.json.gz"
+    first = open_pr(hub, ALICE, {path: gz("alice/vlm-a")}, "alice/vlm-a")
+    second = open_pr(hub, BOB, {path: gz("alice/vlm-a", "[[3]]")}, "alice/vlm-a again")
+    res = board(hub, "sync", "--repo", SUB, "--merge")
+    assert res.returncode == 0, res.stderr
+    assert thread(hub, first).status == "merged" and thread(hub, second).status == "open"
+    (said,) = board_said(hub, second)
+    assert "REJECTED" in said and "ACCEPTED" not in said and "merged" not in said.split("\n")[0]
+    assert validate_bytes(hub.files("datasets", SUB)[path]) == "[[0]]"
+    again = board(hub, "sync", "--repo", SUB, "--merge")  # nothing new: nothing said again
+    assert again.returncode == 0 and len(board_said(hub, second)) == 1
+
+
+def test_a_commit_landing_just_before_the_merge_never_stays_on_main(hub):
+    """The submitter pushes other bytes after the board's last look at the head and before its merge call (the Hub
+    merges whatever head it has then): what landed is not what was checked, so it is reverted in one commit and the
+    pull request told why; main holds what it held before, and no unchecked byte is left on it."""
+    path = "submissions/alice--vlm-a.json.gz"
+    num = open_pr(hub, ALICE, {path: gz("alice/vlm-a")}, "alice/vlm-a")
+    before = hub.files("datasets", SUB)
+    hub.before("merge", lambda: push_to(hub, ALICE, num, {path: gz("alice/vlm-a", "[[7]]")}))
+    res = board(hub, "sync", "--repo", SUB, "--merge")
+    assert res.returncode == 0, res.stderr
+    assert hub.files("datasets", SUB) == before  # the unchecked bytes are gone; nothing else changed
+    assert "reverted in" in res.stdout and "is not what was checked" in res.stdout
+    accepted, reverted = board_said(hub, num)
+    assert "ACCEPTED" in accepted and "REJECTED" in reverted and "reverted in commit" in reverted
+    assert "Open a new pull request" in reverted and "push a new commit" not in reverted
+    history = api_of(hub, BOARD).list_repo_commits(SUB, repo_type="dataset")
+    assert history[0].title.startswith(f"Revert #{num}")
+
+
+@pytest.mark.parametrize("command", ["sync", "cycle"])
+def test_a_stalled_download_ends_within_the_timeout(hub, tmp_path, command):
+    """A Hub that accepts the download's connection and never answers: ``sync`` (a pull request's file) and the
+    cycle's mirror (main's files) each end within --timeout and a few seconds, in one line, exit 1."""
+    import time
+
+    if command == "sync":
+        open_pr(hub, ALICE, {"submissions/alice--vlm-a.json.gz": gz("alice/vlm-a")}, "alice/vlm-a")
+        args = ["sync", "--repo", SUB, "--merge"]
+    else:
+        args = ["cycle", "--repo", SUB, "--work", str(tmp_path / "work"), "--quiet"]
+    hub.fail("resolve", "hang")
+    started = time.monotonic()
+    res = g2m("leaderboard", *args, "--timeout", "4", env=_online(hub), timeout=120)
+    took = time.monotonic() - started
+    assert res.returncode == 1 and res.stderr.count("\n") == 1, res.stderr
+    assert "within 4 s (--timeout)" in res.stderr and took < 4 + 12, took  # a child's start-up included
+
+
+def test_no_stray_warning_on_stderr_whatever_hf_hub_variables_say(hub, tmp_path):
+    num = open_pr(hub, ALICE, {"submissions/alice--vlm-a.json.gz": gz("alice/vlm-a")}, "alice/vlm-a")
+    quiet = _online(hub, HF_HUB_DISABLE_PROGRESS_BARS="1", HF_HUB_VERBOSITY="debug")
+    res = g2m("leaderboard", "sync", "--repo", SUB, "--merge", env=quiet)
+    assert res.returncode == 0 and res.stderr == "" and f"#{num} at" in res.stdout, res.stderr
+    res = g2m("leaderboard", "cycle", "--repo", SUB, "--work", str(tmp_path / "work"), "--quiet", env=quiet)
+    assert res.returncode == 0 and res.stderr == "", res.stderr

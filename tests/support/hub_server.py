@@ -114,6 +114,7 @@ class HubStandIn(ThreadingHTTPServer):
         self.lfs: dict[str, bytes] = {}
         self.log: list[tuple[str, str]] = []
         self.faults: dict[str, list] = {}
+        self.hooks: dict[str, list] = {}  # route -> what runs once before the next request of it is answered
         self.leaderboards: dict[str, list] = {}  # dataset id -> the entries its leaderboard route answers
         self.tokens: dict[str, str] = {}  # token -> user name; while empty, no request needs one (hub_discussions)
         self.orgs: dict[str, set[str]] = {}  # organisation -> its members, who may write to its repositories
@@ -144,6 +145,11 @@ class HubStandIn(ThreadingHTTPServer):
 
     def heal(self) -> None:
         self.faults.clear()
+
+    def before(self, route: str, action) -> None:
+        """``action()`` runs once, just before the next request of ``route`` is answered (another client's commit
+        landing between a client's last look and its request, say)."""
+        self.hooks.setdefault(route, []).append(action)
 
     def routes(self) -> set[str]:
         return {route for _, route in self.log}
@@ -211,6 +217,9 @@ class _Handler(DiscussionRoutes, BaseHTTPRequestHandler):
         self._json(status, {"error": message}, {"X-Error-Code": code, "X-Error-Message": message})
 
     def _fault(self, route: str, before: bool) -> None:
+        hooks = self.server.hooks.get(route) if before else None
+        if hooks:
+            hooks.pop(0)()  # outside the lock: it may talk to this server itself
         with self.server.lock:
             if before:
                 self.server.log.append((self.command, route))
