@@ -180,7 +180,7 @@ def test_submit_never_overwrites_the_run_it_reads_nor_a_folder(random_run, tmp_p
     results = next(copy.glob("results_*.json"))
     before = results.read_bytes()
     for out, message in ((results, "this command's own input"), (tmp_path, "is a folder"), ("", "is empty")):
-        res = g2m("submit", str(copy), "--allow-partial", "--no-input", "--out", str(out))
+        res = g2m("submit", str(copy), "--allow-partial", "--no-input", "--out", str(out), "--model-id", "org/random")
         assert res.returncode == 2 and message in res.stderr and "Traceback" not in res.stderr, res.stderr
     assert results.read_bytes() == before
 
