@@ -1,5 +1,5 @@
-"""Patch alignment: per patch size, within each grid size, the accuracy of the more-crossed half of the cells minus
-that of the less-crossed half, with its 95% interval over grids."""
+"""Patch alignment: per patch size, within each grid size, the accuracy of the answered cells of the more-crossed half
+minus that of the less-crossed half, with its 95% bootstrap interval over grids (none under the minimum of grids)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ STRONG, PALE = "#4c72b0", "#c9d4e6"
 
 
 def draw_alignment(results: list[dict], title: str) -> Canvas:
-    """Per patch size: within each grid size, the accuracy of the more-crossed half of the cells minus that of the
-    less-crossed half (0: alignment does not matter), with its 95% interval over grids where there is one. A bar whose
-    interval holds 0 is drawn pale: no effect beyond the grids' noise. Sizes where every cell crosses alike are marked
-    n/a."""
-    from leaderboard.rescoring.patch_crossing import in_words, reads_as_none
+    """Per patch size: within each grid size, the accuracy of the answered cells of the more-crossed half minus that
+    of the less-crossed half (0: alignment does not matter), with its 95% interval over grids where there is one
+    (``patch_crossing.INTERVAL``). A bar whose interval holds 0, or that has none, is drawn pale: no effect beyond the
+    grids' noise. Sizes where every cell crosses alike, or none was answered, are marked n/a."""
+    from leaderboard.rescoring.patch_crossing import INTERVAL, in_words, reads_as_none
 
     cols = max(1, min(2, len(results)))
     rows = max(1, math.ceil(len(results) / cols))
@@ -27,8 +27,9 @@ def draw_alignment(results: list[dict], title: str) -> Canvas:
             for v in (r["difference"], *(r.get("difference_ci") or ()))]
     lim = min(1.05, max(0.1, 1.15 * max(ends, default=0)))  # one scale for every panel, intervals included
     ticks = nice_ticks(-lim, lim, 7)
-    top = figure_title(canvas, title + "\nbars: 95% intervals over grids; pale: the interval holds 0 (no effect "
-                       "beyond noise)") + panel_title_room(1)
+    top = figure_title(canvas, title + f"\nanswered cells only; bars: 95% bootstrap intervals over grids (none under "
+                       f"{INTERVAL['minimum_grids']} grids); pale: the interval holds 0 or there is none") \
+        + panel_title_room(1)
     # left: a two-line axis label and tick labels; between rows: the upper row's ticks and axis label
     grid = boxes(canvas, rows, cols, left=1.0, right=0.15, top=top, bottom=0.55, wspace=0.25, hspace=0.75)
     for k, res in enumerate(results):

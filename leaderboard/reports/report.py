@@ -22,9 +22,9 @@ from leaderboard.reports.viewer import write_viewer
 from leaderboard.rescoring import patch_crossing
 from leaderboard.rescoring.rescore import (
     by_task,
+    cell_outcomes,
     color_bias,
     confusion_by_palette,
-    grid_masks,
     heatmaps,
     score_output,
     score_outputs,
@@ -124,9 +124,9 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str
         known = {main: scored}
     protocols = protocol_comparison(run, known)
     tasks, overall = protocols[main]["tasks"], protocols[main]["overall"]  # the same rows: summarised once
-    masks = grid_masks(scored)
-    hms = heatmaps(masks)
-    counts = {n: len(m) for n, m in masks.items()}
+    outcomes = cell_outcomes(scored)
+    hms = heatmaps(outcomes)
+    counts = {n: len(o.parsed) for n, o in outcomes.items()}
     models: dict[str, dict] = {}
     curves = load_probes(probes, required=False, models=models) if probes else {}
     sweeps = load_sweeps(probes) if probes else []
@@ -152,7 +152,7 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str
     bias = {c: color_bias(m) for c, m in conf.items()}
     figs["confusion"] = figures.confusion(conf, bias, out / "confusion.png",
                                           f"{model}: colour confusion per palette size\n{protocol}")
-    align = [patch_crossing.alignment(hms, counts, p, options.input_size, masks) for p in options.patches]
+    align = [patch_crossing.alignment(outcomes, p, options.input_size) for p in options.patches]
     figs["alignment"] = figures.alignment(align, out / "patch_alignment.png",
                                           f"{model}: patch alignment within each grid size\n{protocol}")
     gap = [{"grid_size": n, "num_colors": c, "probe": label, "other_model": label in named.values(),

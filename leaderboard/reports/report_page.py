@@ -15,7 +15,8 @@ from g2m_base.untrusted import md as md_text
 from g2m_base.untrusted import strict_json, term
 from harness_tasks.with_vlmevalkit.files import EXCEL_CELL_LIMIT
 from leaderboard.pages.html import fmt, fmt_ci, md_table, render
-from leaderboard.rescoring.patch_crossing import in_words
+from leaderboard.rescoring.patch_crossing import INTERVAL, in_words
+from leaderboard.rescoring.rescore import NO_COLOUR
 from scoring.paper import STRATEGY_NAMES as PAPER_STRATEGY_NAMES
 from scoring.parsing import STRATEGY_NAMES
 from scoring.score import METRICS
@@ -87,11 +88,12 @@ def _sections(report: dict, tasks: dict, overall: dict, options) -> list[tuple[s
     names = list(STRATEGY_NAMES if report["protocol"] == "g2m" else PAPER_STRATEGY_NAMES)
     align_rows = []
     for a in report["patch_alignment"]:
-        align_rows += [[f"{a['patch']:g}", str(r["grid_size"]), f"{r['mean_crossing']:.2f}",
-                        fmt(r["less_crossed_accuracy"]), fmt(r["more_crossed_accuracy"]), _difference(r),
+        align_rows += [[f"{a['patch']:g}", str(r["grid_size"]), f"{r['grids_compared']} of {r['grids']}",
+                        f"{r['mean_crossing']:.2f}", fmt(r["less_crossed_accuracy"]), fmt(r["more_crossed_accuracy"]),
+                        _difference(r), f"{fmt(r['less_crossed_missing'])} / {fmt(r['more_crossed_missing'])}",
                         fmt(r["correlation"])] for r in a["per_n"]]
-        align_rows.append([f"{a['patch']:g}", "all", "", "", "", _difference(a), ""])
-    bias_rows = [[c, PALETTE[i].name, fmt(b["bias"][i]), fmt(b["invalid"][i])]
+        align_rows.append([f"{a['patch']:g}", "all", "", "", "", "", _difference(a), "", ""])
+    bias_rows = [[c, PALETTE[i].name, fmt(b["bias"][i]), *(fmt(b["no_colour"][k][i]) for k in NO_COLOUR)]
                  for c, b in report["colour_bias"].items() for i in range(int(c))]
     out = [
         ("Scores by task", "Exact match, cell accuracy, parse failures and truncation per (N, C), re-scored from the "
@@ -104,17 +106,23 @@ def _sections(report: dict, tasks: dict, overall: dict, options) -> list[tuple[s
         ("Per-cell accuracy", "Each cell's accuracy over every grid of that size (palettes pooled), drawn where the "
          "cell is in the image.", [], [], ["heatmaps"]),
         ("Patch alignment", "Does a cell that crosses patch boundaries get read worse? Compared within each grid size "
-         "(pooling sizes would mistake the grid size's effect for alignment): the cells are split at the median "
-         "share outside their dominant patch, for a model that sees the image at "
-         f"{options.input_size:g} px. Difference: more crossed minus less crossed, with its 95% interval over grids "
-         "(Student's t); \"none beyond noise\" where the interval holds 0, an effect no bigger than the grids' noise; "
-         "n/a where all cells cross alike. The row \"all\" is the mean over the compared sizes, weighted by grids.",
-         ["patch px", "N", "mean share crossing", "less crossed", "more crossed", "difference [95% CI]", "r"],
+         "(pooling sizes would mistake the grid size's effect for alignment) and over answered cells only (a cell "
+         "an answer never reached is missing, shown apart: truncation is not misreading): the cells are split at the "
+         "median share outside their dominant patch, for a model that sees the image at "
+         f"{options.input_size:g} px. Difference: more crossed minus less crossed accuracy, with its 95% "
+         f"{INTERVAL['method']} ({INTERVAL['resamples']} resamples, seeded), given from "
+         f"{INTERVAL['minimum_grids']} grids with answers up; \"none beyond noise\" where the interval holds 0; "
+         "n/a where all cells cross alike or none was answered. The row \"all\" is the mean over the compared "
+         "sizes, weighted by grids compared.",
+         ["patch px", "N", "grids compared", "mean share crossing", "less crossed", "more crossed",
+          "difference [95% CI]", "missing (less / more crossed)", "r"],
          align_rows,
          ["alignment"]),
-        ("Colour confusion", "Per palette size. Over/under prediction counts only cells read as a palette colour; "
-         "cells read as nothing valid (missing, or a value outside the palette) are the invalid share, apart.",
-         ["C", "colour", "predicted / actual - 1 (valid cells)", "invalid share"], bias_rows, ["confusion"]),
+        ("Colour confusion", "Per palette size, every cell counted once. The confusion and over/under prediction "
+         "count only cells read as a palette colour; a value outside the palette, a missing cell (past what the "
+         "answer wrote) and an unparseable answer's cells are each their own share, apart.",
+         ["C", "colour", "predicted / actual - 1 (cells read as a colour)", *(f"{k} share" for k in NO_COLOUR)],
+         bias_rows, ["confusion"]),
     ]
     if report["digital_agnosia_gap"]:
         other = any(g.get("other_model") for g in report["digital_agnosia_gap"])

@@ -15,7 +15,6 @@ import numpy as np
 
 from dataset_builder.grids.render import cell_layout
 from dataset_builder.grids.spec import DEFAULT_RESOLUTION
-from g2m_base.stats import t_interval
 
 
 def _axis_share(grid_size: int, patch: float, input_size: float, resolution: int) -> np.ndarray:
@@ -50,57 +49,106 @@ def pearson(x: np.ndarray, y: np.ndarray) -> float:
     return sxy / math.sqrt(math.fsum(a * a for a in dx) * math.fsum(b * b for b in dy))
 
 
-def _interval(values: np.ndarray | None) -> list[float] | None:
-    """A difference's 95% interval over grids, or None where fewer than two grids were compared."""
-    if values is None or len(values) < 2:
+#: How every alignment interval is drawn (the report's JSON carries it, the page and docs/reports.md say it): grids
+#: are resampled with replacement within each grid size, the difference recomputed from the resampled grids' answered
+#: cells, and the 2.5th and 97.5th percentiles kept. Under ``minimum_grids`` grids with answers no interval is given:
+#: a handful of grids cut the same way would give one of zero width around whatever they share.
+INTERVAL = {"method": "percentile bootstrap over grids, within each grid size", "level": 0.95,
+            "resamples": 1000, "seed": "the grid size N", "minimum_grids": 10, "cells": "answered cells only"}
+
+
+def _sums(cells, more: np.ndarray) -> np.ndarray:
+    """(grids, 6): per grid, right and answered cells in the more crossed half, the same in the less crossed half,
+    then the cells of each half with no answer (parsed grids only)."""
+    g = len(cells.correct)
+    right = cells.correct.reshape(g, -1) & cells.answered.reshape(g, -1)
+    ans = cells.answered.reshape(g, -1)
+    parsed = cells.parsed[:, None]
+    return np.stack([right[:, more].sum(1), ans[:, more].sum(1), right[:, ~more].sum(1), ans[:, ~more].sum(1),
+                     (~ans[:, more] & parsed).sum(1), (~ans[:, ~more] & parsed).sum(1)], axis=1).astype(np.int64)
+
+
+def _difference(totals: np.ndarray) -> np.ndarray:
+    """More crossed minus less crossed accuracy among answered cells, from summed ``_sums`` (NaN: a half unanswered).
+    Integer counts divided once: the same bits on every machine."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return totals[..., 0] / totals[..., 1] - totals[..., 2] / totals[..., 3]
+
+
+def _resampled(sums: np.ndarray, n: int) -> np.ndarray | None:
+    """``INTERVAL["resamples"]`` differences from grids drawn with replacement (seeded by N), or None under the
+    minimum of grids with answers (or where resamples leave a half unanswered)."""
+    if len(sums) < INTERVAL["minimum_grids"]:
         return None
-    return list(t_interval(values, -1.0, 1.0))
+    rng = np.random.Generator(np.random.PCG64(n))
+    g, k = len(sums), INTERVAL["resamples"]
+    draws = rng.integers(0, g, (k, g))
+    # how often each grid was drawn in each resample, then its counts summed by one product: integers below 2**53
+    # in float64, so every order of adding gives the same, exact, sums
+    times = np.bincount((np.arange(k)[:, None] * g + draws).ravel(), minlength=k * g).reshape(k, g)
+    diffs = _difference(times.astype(np.float64) @ sums[:, :4].astype(np.float64))
+    return None if np.isnan(diffs).any() else diffs
 
 
-def alignment(heatmaps: dict[int, np.ndarray], weights: dict[int, int], patch: float,
-              input_size: float = DEFAULT_RESOLUTION, grids: dict[int, np.ndarray] | None = None) -> dict:
-    """Does crossing patch boundaries cost accuracy? Compared *within* each grid size, never pooled across them.
+def _percentiles(diffs: np.ndarray | None) -> list[float] | None:
+    return None if diffs is None else [float(np.quantile(diffs, 0.025)), float(np.quantile(diffs, 0.975))]
 
-    Pooling misleads: small cells (large N) are both the ones that fit inside one patch and the ones models read
-    worst, so a run whose errors depend only on N shows a strong pooled "alignment effect". Within one N, cells differ
-    only in where they fall on the patch grid. ``heatmaps[N]`` is the mean correctness of each cell over
-    ``weights[N]`` grids. Per N, the cells are split at the median crossing fraction: the accuracy of the more
-    crossed half minus that of the less crossed half (``difference``), and the correlation between crossing fraction
-    and accuracy; both None where one half is empty (every cell, or all but a few, crossing by the
-    largest share). ``difference`` overall is the mean of the
-    per-N differences weighted by grids.
 
-    ``grids[N]``, each grid's (N, N) correctness (``rescore.grid_masks``), gives each difference its 95% interval
-    over grids (``difference_ci``; the overall one over every compared grid), so that an effect whose interval holds
-    0 reads as none: one grid's difference is a grid's, not the model's.
+def _share(count: int, of: int) -> float | None:
+    return count / of if of else None
+
+
+def alignment(cells: dict, patch: float, input_size: float = DEFAULT_RESOLUTION) -> dict:
+    """Does crossing patch boundaries cost accuracy? Compared *within* each grid size, never pooled across them, and
+    over the cells an answer gave a value for, never over cells it did not reach.
+
+    Pooling sizes misleads: small cells (large N) are both the ones that fit inside one patch and the ones models read
+    worst. Counting missing cells as wrong misleads too: an answer cut after half its rows "reads" the lower rows
+    badly wherever they fall on the patch grid, so truncation alone shows as an alignment effect. ``cells[N]`` is
+    ``rescore.Cells``. Per N, the cells are split at the median crossing fraction; ``difference`` is the accuracy of
+    the answered cells of the more crossed half minus that of the less crossed half (None where a half is empty or
+    unanswered), with ``difference_ci`` per ``INTERVAL``. Missing cells are reported apart (the share of each half's
+    cells, over answers that parsed), as are unparseable answers. ``difference`` overall is the mean of the per-N
+    differences weighted by the grids compared; its interval resamples within each size, given only where every
+    compared size has enough grids.
     """
-    per_n, pooled = [], []
-    for n, hm in sorted(heatmaps.items()):
+    per_n, draws = [], []
+    for n, got in sorted(cells.items()):
         x = crossing_fraction(n, patch, input_size).reshape(-1)
-        y = np.asarray(hm, dtype=np.float64).reshape(-1)
         more = x > np.median(x) + 1e-12
-        row = {"grid_size": n, "grids": int(weights.get(n, 1)), "mean_crossing": float(x.mean()),
+        sums = _sums(got, more)
+        sums = sums[sums[:, 1] + sums[:, 3] > 0]  # the grids with an answered cell: the ones compared
+        t = sums.sum(axis=0)
+        split = bool(more.any() and (~more).any() and t[1] and t[3])
+        parsed = int(got.parsed.sum())
+        row = {"grid_size": n, "grids": len(got.parsed), "grids_compared": len(sums) if split else 0,
+               "unparseable_grids": len(got.parsed) - parsed, "mean_crossing": float(x.mean()),
                "inside_cells": int((x < 1e-9).sum()), "more_crossed_cells": int(more.sum()),
-               "less_crossed_accuracy": float(y[~more].mean()),
-               "more_crossed_accuracy": float(y[more].mean()) if more.any() else None}
-        row["difference"] = row["more_crossed_accuracy"] - row["less_crossed_accuracy"] if more.any() else None
-        each = None
-        if grids is not None and n in grids and more.any():
-            g = np.asarray(grids[n], dtype=np.float64).reshape(len(grids[n]), -1)
-            each = g[:, more].mean(axis=1) - g[:, ~more].mean(axis=1)  # one difference per grid
-            pooled.append(each)
-        row["difference_ci"] = _interval(each)
-        # Only where both halves hold cells: where they do not, the sizes' cells are not compared, and an r drawn
-        # from a handful of cells that cross by a hair more than the rest would read as a finding beside a "-".
-        split = more.any() and (~more).any()
-        row["correlation"] = pearson(x, y) if split and x.std() > 1e-12 and y.std() > 1e-12 else None
+               "less_crossed_accuracy": _share(int(t[2]), int(t[3])),
+               "more_crossed_accuracy": _share(int(t[0]), int(t[1])) if more.any() else None,
+               "less_crossed_missing": _share(int(t[5]), parsed * int((~more).sum())),
+               "more_crossed_missing": _share(int(t[4]), parsed * int(more.sum()))}
+        row["difference"] = float(_difference(t)) if split else None
+        resampled = _resampled(sums, n) if split else None
+        row["difference_ci"] = _percentiles(resampled)
+        # per-cell accuracy over answered cells; only where both halves hold answered cells and every cell was
+        # answered somewhere: an r from a handful of cells that cross by a hair more than the rest is no finding
+        right = (got.correct & got.answered).sum(axis=0).reshape(-1)
+        answered = got.answered.sum(axis=0).reshape(-1)
+        y = right / np.maximum(answered, 1)
+        ok = split and answered.all() and x.std() > 1e-12 and y.std() > 1e-12
+        row["correlation"] = pearson(x, y) if ok else None
         per_n.append(row)
-    compared = [r for r in per_n if r["difference"] is not None]
-    total = sum(r["grids"] for r in compared)
-    difference = sum(r["difference"] * r["grids"] for r in compared) / total if total else None
+        if split:
+            draws.append((row["grids_compared"], row["difference"], resampled))
+    total = sum(w for w, _, _ in draws)
+    difference = sum(w * d for w, d, _ in draws) / total if total else None
+    pooled = None
+    if draws and all(r is not None for _, _, r in draws):
+        pooled = sum(w * r for w, _, r in draws) / total
     return {"patch": patch, "input_size": input_size, "per_n": per_n, "difference": difference,
-            "difference_ci": _interval(np.concatenate(pooled)) if pooled else None,
-            "sizes_compared": [r["grid_size"] for r in compared]}
+            "difference_ci": _percentiles(pooled), "interval": INTERVAL,
+            "sizes_compared": [r["grid_size"] for r in per_n if r["difference"] is not None]}
 
 
 def reads_as_none(ci: list[float] | None) -> bool:
@@ -113,5 +161,5 @@ def in_words(difference: float | None, ci: list[float] | None) -> str:
     if difference is None:
         return "n/a"
     if ci is None:
-        return f"{difference:+.3f} (fewer than 2 grids: no interval)"
+        return f"{difference:+.3f} (no interval: under {INTERVAL['minimum_grids']} grids)"
     return f"{difference:+.3f} [{ci[0]:+.3f}, {ci[1]:+.3f}]" + (": none beyond noise" if reads_as_none(ci) else "")

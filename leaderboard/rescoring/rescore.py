@@ -80,6 +80,29 @@ class Scored:
             pred[r, : len(vals)] = vals
         return pred
 
+    @property
+    def answered(self) -> np.ndarray:
+        """(N, N) bool: the cells the answer gave a value for, right or wrong. A cell past the rows or columns it
+        wrote (a truncated answer) is *missing*; an unparseable answer has none: both are outcomes of their own, not
+        colour confusions."""
+        n = self.grid_size
+        if self.score.exact_match == 1.0:
+            return np.ones((n, n), dtype=bool)
+        out = np.zeros((n, n), dtype=bool)
+        for r, row in enumerate((self.score.matrix or ())[:n]):
+            out[r, : min(len(row), n)] = True
+        return out
+
+
+@dataclass(frozen=True)
+class Cells:
+    """One grid size's outcomes, one layer per output (all palettes pooled): which cells were read right, which were
+    given any value, and which outputs parsed at all."""
+
+    correct: np.ndarray  # (grids, N, N) bool
+    answered: np.ndarray  # (grids, N, N) bool: a value was written there (an unparseable output: none)
+    parsed: np.ndarray  # (grids,) bool
+
 
 def score_output(sample_id: str, output: object, target, num_colors: int, finish_reason: str | None = None,
                  protocol: str = "g2m") -> Scored:
@@ -126,58 +149,72 @@ def by_task(rows: Iterable[Scored]) -> dict[tuple[int, int], list[Scored]]:
     return dict(sorted(out.items()))
 
 
-def grid_masks(rows: Iterable[Scored]) -> dict[int, np.ndarray]:
-    """Each grid size's (grids, N, N) correctness, one layer per output (all palettes pooled)."""
-    layers: dict[int, list[np.ndarray]] = {}
+def cell_outcomes(rows: Iterable[Scored]) -> dict[int, Cells]:
+    """Each grid size's ``Cells``: what an analysis needs to tell a wrong cell from one never answered."""
+    by_n: dict[int, list[Scored]] = {}
     for r in rows:
-        layers.setdefault(r.grid_size, []).append(r.mask)
-    return {n: np.stack(layers[n]) for n in sorted(layers)}
+        by_n.setdefault(r.grid_size, []).append(r)
+    return {n: Cells(np.stack([r.mask for r in group]), np.stack([r.answered for r in group]),
+                     np.array([not r.score.parse_failed for r in group], dtype=bool))
+            for n, group in sorted(by_n.items())}
 
 
-def heatmaps(rows: Iterable[Scored] | dict[int, np.ndarray]) -> dict[int, np.ndarray]:
-    """Mean per-cell correctness for each grid size (all palettes pooled), of scored rows or of their
-    ``grid_masks`` when the caller has them already."""
-    masks = rows if isinstance(rows, dict) else grid_masks(rows)
-    return {n: m.sum(axis=0) / len(m) for n, m in masks.items()}  # integer counts, divided once: exact
+def heatmaps(outcomes: dict[int, Cells]) -> dict[int, np.ndarray]:
+    """Each grid size's per-cell accuracy over its outputs (all palettes pooled; a missing cell counts as wrong)."""
+    return {n: o.correct.sum(axis=0) / len(o.correct) for n, o in outcomes.items()}  # integer counts, divided once
+
+
+#: The columns after a palette's colours in a confusion table: a value outside the palette, a cell the answer never
+#: reached (rows or columns it did not write), and every cell of an answer that could not be read at all.
+NO_COLOUR = ("other value", "missing", "unparseable")
 
 
 def confusion(rows: Iterable[Scored], num_values: int = 10) -> np.ndarray:
-    """(true value) x (predicted value, then one last column for anything outside 0..9 or missing), over the cells
-    of parsed outputs."""
+    """(true value) x (predicted value 0..C-1, then ``NO_COLOUR``): every cell of every output counted once, so a
+    model that truncates or fails to parse is told apart from one that confuses colours."""
+    rows = list(rows)
+    c = num_values
+    width = c + len(NO_COLOUR)
+    table = np.zeros(c * width, dtype=np.int64)
     read = [r for r in rows if not r.score.parse_failed]
-    if not read:
-        return np.zeros((num_values, num_values + 1), dtype=np.int64)
-    true = np.concatenate([r.target.reshape(-1) for r in read])
-    pred = np.concatenate([r.pred.reshape(-1) for r in read])
-    pred = np.where((pred < 0) | (pred >= num_values), num_values, pred)  # the last column: invalid or missing
-    # every cell counted at once: (true, predicted) as one index into the flattened table
-    cells = np.bincount(true * (num_values + 1) + pred, minlength=num_values * (num_values + 1))
-    return cells.reshape(num_values, num_values + 1).astype(np.int64)
+    if read:
+        true = np.concatenate([r.target.reshape(-1) for r in read])
+        pred = np.concatenate([r.pred.reshape(-1) for r in read])
+        answered = np.concatenate([r.answered.reshape(-1) for r in read])
+        col = np.where(~answered, c + 1, np.where((pred < 0) | (pred >= c), c, pred))
+        # every cell counted at once: (true, column) as one index into the flattened table
+        table += np.bincount(true * width + col, minlength=c * width)
+    for r in rows:
+        if r.score.parse_failed:
+            table += np.bincount(r.target.reshape(-1) * width + c + 2, minlength=c * width)
+    return table.reshape(c, width)
 
 
 def confusion_by_palette(rows: Iterable[Scored]) -> dict[int, np.ndarray]:
-    """One confusion per palette size C: (true value) x (predicted value in 0..C-1, then "invalid": missing, or a
-    value outside the palette). Pooling palettes would show palette blocks, not confusions."""
+    """One confusion per palette size C: (true value) x (predicted value in 0..C-1, then ``NO_COLOUR``). Pooling
+    palettes would show palette blocks, not confusions."""
     rows = list(rows)
     return {c: confusion([r for r in rows if r.num_colors == c], c) for c in sorted({r.num_colors for r in rows})}
 
 
 def color_bias(conf: np.ndarray) -> dict:
     """How often each colour is predicted against how often it is the truth, over the cells read as a palette
-    colour only, with the invalid rate apart: an unreadable cell is not an under-prediction of its colour.
+    colour only, with each way of reading no colour apart: an unreadable cell is not an under-prediction of its colour.
 
-    ``conf`` is one palette's confusion (C x (C + 1), last column invalid). ``bias[i]`` is predicted / actual - 1
-    among valid cells (0: neither over- nor under-predicted); ``invalid[i]`` is the share of colour i's cells read as
-    nothing valid.
+    ``conf`` is one palette's confusion (``confusion``'s C x (C + 3)). ``bias[i]`` is predicted / actual - 1 among the
+    cells read as a colour (0: neither over- nor under-predicted); ``no_colour[kind][i]`` the share of colour i's cells
+    with that outcome, and ``rates[kind]`` its share of every cell.
     """
     c = conf.shape[0]
     valid = conf[:, :c].astype(np.float64)
     actual, predicted = valid.sum(1), valid.sum(0)
     total = conf.sum(1).astype(np.float64)
+    all_cells = conf.sum()
     with np.errstate(invalid="ignore", divide="ignore"):
         bias = np.where(actual > 0, predicted / np.where(actual > 0, actual, 1) - 1, np.nan)
-        invalid = np.where(total > 0, conf[:, c] / np.where(total > 0, total, 1), np.nan)
-    all_cells = conf.sum()
+        shares = {kind: np.where(total > 0, conf[:, c + k] / np.where(total > 0, total, 1), np.nan)
+                  for k, kind in enumerate(NO_COLOUR)}
     return {"bias": [None if np.isnan(v) else float(v) for v in bias],
-            "invalid": [None if np.isnan(v) else float(v) for v in invalid],
-            "invalid_rate": float(conf[:, c].sum() / all_cells) if all_cells else None}
+            "no_colour": {kind: [None if np.isnan(v) else float(v) for v in s] for kind, s in shares.items()},
+            "rates": {kind: float(conf[:, c + k].sum() / all_cells) if all_cells else None
+                      for k, kind in enumerate(NO_COLOUR)}}

@@ -16,7 +16,7 @@ from leaderboard import figures
 from leaderboard.pages.html import fmt, fmt_ci, render
 from leaderboard.reports.viewer import write_viewer
 from leaderboard.rescoring import patch_crossing
-from leaderboard.rescoring.rescore import by_task, color_bias, confusion_by_palette, grid_masks, heatmaps, summarise
+from leaderboard.rescoring.rescore import by_task, cell_outcomes, color_bias, confusion_by_palette, heatmaps, summarise
 from leaderboard.runs.run import Sample
 from leaderboard.site.gap_board import draw_sweeps
 from leaderboard.site.index_page import tier
@@ -33,9 +33,9 @@ def write_model_page(row: dict, folder: Path) -> str:
     assets = folder / page_slug
     assets.mkdir(parents=True, exist_ok=True)
     tasks = {k: summarise(v) for k, v in by_task(scored).items()}
-    masks = grid_masks(scored)
-    hms = heatmaps(masks)
-    counts = {n: len(m) for n, m in masks.items()}
+    outcomes = cell_outcomes(scored)
+    hms = heatmaps(outcomes)
+    counts = {n: len(o.parsed) for n, o in outcomes.items()}
     title = term(name, 60)
     protocol = PROTOCOL_TITLES["g2m"]  # the site scores every output under G2M's protocol
     conf = confusion_by_palette(scored)
@@ -46,7 +46,7 @@ def write_model_page(row: dict, folder: Path) -> str:
                                  16, svg=False),
             figures.confusion(conf, {c: color_bias(m) for c, m in conf.items()}, assets / "confusion.png",
                               f"{title}: colour confusion per palette size\n{protocol}", svg=False),
-            figures.alignment([patch_crossing.alignment(hms, counts, p, grids=masks) for p in PATCH_SIZES],
+            figures.alignment([patch_crossing.alignment(outcomes, p) for p in PATCH_SIZES],
                               assets / "patch_alignment.png",
                               f"{title}: patch alignment within each grid size\n{protocol}", svg=False)]
     meta = [[k, json.dumps(v) if not isinstance(v, str) else v] for k, v in _flat(public(row["meta"])).items()]

@@ -128,6 +128,16 @@ def test_truncation_comes_from_the_servers_finish_reason(server, small_release, 
     assert _score(res, "g2m_n08_c5", "truncated") == 1.0 and _score(res, "g2m_n10_c5", "truncated") == 0.0
     assert _score(res, "g2m_n08_c5", "cell_accuracy") == 0.5 and _score(res, "g2m_n08_c5", "exact_match") == 0.0
     assert _samples(res, "g2m_n08_c5")[0]["doc"]["g2m"]["finish_reason"] == "length"
+    # the report tells truncation from misreading: no alignment effect, a diagonal of 1, the cut rows missing
+    report = build_report(res["output_dir"], tmp_path / "report")
+    for a in report["patch_alignment"]:
+        assert all(r["difference"] in (0.0, None) for r in a["per_n"]), a
+        n8 = next(r for r in a["per_n"] if r["grid_size"] == 8)
+        assert n8["difference_ci"] is None  # 2 grids: under the interval's minimum, no interval at all
+    conf = report["confusion"]["5"]
+    assert all(conf[i][i] == sum(conf[i][:5]) for i in range(5))  # every cell read as a colour read right
+    assert report["colour_bias"]["5"]["rates"]["missing"] == pytest.approx(8 * 4 / (8 * 8 + 10 * 10))
+    assert "missing (less / more crossed)" in (tmp_path / "report" / "index.html").read_text()
 
 
 def test_reasoning_is_logged_apart_never_parsed_and_gets_its_own_budget(server, small_release, tmp_path):

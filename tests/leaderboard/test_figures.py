@@ -18,7 +18,15 @@ from leaderboard import figures
 from leaderboard.figures import canvas, raster
 from leaderboard.reports.report_page import _sections
 from leaderboard.rescoring import patch_crossing
-from leaderboard.rescoring.rescore import color_bias, confusion_by_palette, heatmaps, score_output
+from leaderboard.rescoring.rescore import (
+    NO_COLOUR,
+    Cells,
+    cell_outcomes,
+    color_bias,
+    confusion_by_palette,
+    heatmaps,
+    score_output,
+)
 from leaderboard.site import front_figure, index_page
 from probing.core import plots
 from scoring.parsing import format_answer
@@ -48,7 +56,7 @@ def test_missing_cells_do_not_count_as_under_predicting_any_color():
     conf = confusion_by_palette(rows)[5]
     bias = color_bias(conf)
     assert bias["bias"] == pytest.approx([0.0] * 5, abs=1e-12)  # every valid cell was read right
-    assert bias["invalid_rate"] == pytest.approx(2 / 6)  # 2 of 6 rows missing
+    assert bias["rates"] == pytest.approx({"other value": 0.0, "missing": 2 / 6, "unparseable": 0.0})  # 2 of 6 rows
     old = conf[:, :5].sum(0) / conf.sum(1) - 1  # the pooled bar this replaces: every colour "under-predicted"
     assert np.all(old < -0.3)
 
@@ -60,13 +68,15 @@ def test_a_color_the_model_prefers_is_over_predicted_among_valid_cells():
         return format_answer(pred)
 
     bias = color_bias(confusion_by_palette(_rows(3, likes_red))[3])
-    assert bias["bias"][1] > 0.3 and bias["bias"][0] < -0.1 and bias["bias"][2] < -0.1 and bias["invalid_rate"] == 0
+    assert bias["bias"][1] > 0.3 and bias["bias"][0] < -0.1 and bias["bias"][2] < -0.1
+    assert bias["rates"] == {"other value": 0.0, "missing": 0.0, "unparseable": 0.0}
 
 
-def test_each_palette_gets_its_own_confusion_and_a_value_outside_it_is_invalid():
+def test_each_palette_gets_its_own_confusion_and_a_value_outside_it_is_another_value():
     rand = lambda t, rng: format_answer(rng.integers(0, 10, t.shape))  # noqa: E731  (values past the palette)
     by_c = confusion_by_palette(_rows(3, rand) + _rows(10, rand, seed=1))
-    assert sorted(by_c) == [3, 10] and by_c[3].shape == (3, 4) and by_c[10].shape == (10, 11)
+    assert sorted(by_c) == [3, 10] and by_c[3].shape == (3, 6) and by_c[10].shape == (10, 13)
+    assert by_c[3][:, 4:].sum() == 0  # nothing missing, nothing unparseable
     share_invalid = by_c[3][:, 3].sum() / by_c[3].sum()
     assert 0.6 < share_invalid < 0.8  # 7 of 10 values are not C=3 colours
     rows = by_c[10] / by_c[10].sum(1, keepdims=True)
@@ -78,36 +88,43 @@ def test_each_palette_gets_its_own_confusion_and_a_value_outside_it_is_invalid()
     "[[0, 7, 2], [2, -1, 0], [1, 1, 99999999999999999999999]]",  # outside the palette, negative, past int64
     "[[0, 1], [2, 1, 0, 5]]",  # ragged and short: missing cells
     "[[9223372036854775807, 1, 2], [2, 1, 0], [1, 1, 1]]",  # int64's largest
-    "no matrix",  # a parse failure: no cell counted
+    "no matrix",  # a parse failure: every cell unparseable
+    "[[0, 1, 2], [2, 1",  # cut inside its second row: missing cells, not colours
 ])
 def test_the_confusion_counts_each_cell_once_where_it_was_read(answer):
     target = np.array([[0, 1, 2], [2, 1, 0], [1, 2, 0]])
     row = score_output("zs-n03-c3-0000", answer, target, 3)
     conf = confusion_by_palette([row])[3]
-    want = np.zeros((3, 4), dtype=np.int64)  # cell by cell, as a reader would count them
-    if not row.score.parse_failed:
-        read = row.score.matrix
-        for r in range(3):
-            for c in range(3):
-                v = read[r][c] if r < len(read) and c < len(read[r]) else None
-                want[target[r, c], v if v is not None and 0 <= v < 3 else 3] += 1
-    assert conf.tolist() == want.tolist() and conf.dtype == np.int64
+    want = np.zeros((3, 6), dtype=np.int64)  # cell by cell, as a reader would count them
+    read = row.score.matrix
+    for r in range(3):
+        for c in range(3):
+            if row.score.parse_failed:
+                column = 5
+            elif r < len(read) and c < len(read[r]):
+                v = read[r][c]
+                column = v if 0 <= v < 3 else 3
+            else:
+                column = 4
+            want[target[r, c], column] += 1
+    assert conf.tolist() == want.tolist() and conf.dtype == np.int64 and conf.sum() == 9
 
 
 def _figure_inputs():
     """Every report figure's input from scripted rows: palettes 3 and 5, right and partly missing answers."""
     rows = _rows(3, lambda t, rng: format_answer(t)) + _rows(5, _with_missing_cells)
-    hms = heatmaps(rows)
+    outcomes = cell_outcomes(rows)
+    hms = heatmaps(outcomes)
     counts = {n: 80 for n in hms}
     conf = confusion_by_palette(rows)
-    return hms, counts, conf, {c: color_bias(m) for c, m in conf.items()}
+    return outcomes, hms, counts, conf, {c: color_bias(m) for c, m in conf.items()}
 
 
 def test_every_figure_is_png_and_svg_of_one_canvas(tmp_path):
-    hms, counts, conf, bias = _figure_inputs()
+    outcomes, hms, counts, conf, bias = _figure_inputs()
     names = [figures.heatmap_grid(hms, counts, tmp_path / "h.png", "title", 16),
              figures.confusion(conf, bias, tmp_path / "c.png", "title"),
-             figures.alignment([patch_crossing.alignment(hms, counts, p) for p in (14, 16)], tmp_path / "a.png",
+             figures.alignment([patch_crossing.alignment(outcomes, p) for p in (14, 16)], tmp_path / "a.png",
                                "title"),
              figures.accuracy_vs_n(_tasks(False), tmp_path / "n.png", title="title")]
     for name in names:
@@ -124,7 +141,7 @@ def test_every_figure_is_png_and_svg_of_one_canvas(tmp_path):
 
 
 def test_a_figure_is_the_same_bytes_every_time(tmp_path):
-    hms, counts, _, _ = _figure_inputs()
+    _, hms, counts, _, _ = _figure_inputs()
     for k in (1, 2):
         figures.heatmap_grid(hms, counts, tmp_path / f"{k}.png", "title", 16)
     assert (tmp_path / "1.png").read_bytes() == (tmp_path / "2.png").read_bytes()
@@ -250,14 +267,16 @@ def _every_figure() -> dict[str, object]:
     rng = np.random.default_rng(0)
     hms = {n: rng.random((n, n)) for n in ZERO_SHOT_SIZES}
     counts = dict.fromkeys(hms, 300)
-    conf = {c: rng.integers(0, 50, (c, c + 1)) for c in (3, 5, 10)}
+    conf = {c: rng.integers(0, 50, (c, c + len(NO_COLOUR))) for c in (3, 5, 10)}
+    outcomes = {n: Cells(rng.random((300, n, n)) < hms[n], np.ones((300, n, n), bool), np.ones(300, bool))
+                for n in ZERO_SHOT_SIZES}
     bias = {c: color_bias(m) for c, m in conf.items()}
     probes = {(3, "vision"): {n: 0.99 for n in (20, 32)}, (10, "llm layer 7"): {20: 0.9}}
     tasks = {(n, c): _task(0.0, 0.5) for n in ZERO_SHOT_SIZES for c in (3, 5, 10)}
     return {"accuracy": figures.draw_accuracy_vs_n(tasks, probes, "model/name: accuracy\nG2M protocol"),
             "heatmaps": figures.draw_heatmap_grid(hms, counts, "model/name: accuracy of each cell\nG2M protocol", 16),
             "confusion": figures.draw_confusion(conf, bias, "model/name: colour confusion\nG2M protocol"),
-            "alignment": figures.draw_alignment([patch_crossing.alignment(hms, counts, p) for p in (14, 16, 28, 32)],
+            "alignment": figures.draw_alignment([patch_crossing.alignment(outcomes, p) for p in (14, 16, 28, 32)],
                                                 "model/name: patch alignment\nG2M protocol")}
 
 
@@ -287,8 +306,8 @@ def test_no_correlation_over_an_empty_half():
     """At N = 9 with 16-px patches every cell but a few crosses by the largest share: the "more crossed" half is
     empty, so there is no difference and no r either (the table printed r = -0.036 beside a '-')."""
     rng = np.random.default_rng(1)
-    hms = {9: rng.random((9, 9)), 10: rng.random((10, 10))}
-    res = patch_crossing.alignment(hms, {9: 5, 10: 5}, 16)
+    res = patch_crossing.alignment({n: Cells(rng.random((5, n, n)) < 0.5, np.ones((5, n, n), bool), np.ones(5, bool))
+                                    for n in (9, 10)}, 16)
     by_n = {r["grid_size"]: r for r in res["per_n"]}
     assert by_n[9]["more_crossed_accuracy"] is None and by_n[9]["difference"] is None
     assert by_n[9]["correlation"] is None
@@ -301,7 +320,7 @@ def test_no_correlation_over_an_empty_half():
     section = next(s for s in _sections(report, {}, overall, type("O", (), {"input_size": 512.0})())
                    if s[0] == "Patch alignment")
     row9 = next(r for r in section[3] if r[1] == "9")
-    assert row9[4:] == ["-", "n/a", "-"]  # more crossed, difference (no halves to compare), r
+    assert row9[5:7] == ["-", "n/a"] and row9[8] == "-"  # more crossed, difference (no halves to compare), r
 
 
 def _points(width: float, em: float = 0.0) -> list[dict]:

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from dataset_builder.grids.render import cell_layout
-from g2m_base.stats import bootstrap_mean, t975, t_interval, wilson
-from leaderboard.rescoring.patch_crossing import alignment, crossing_fraction, pearson, reads_as_none
+from g2m_base.stats import bootstrap_mean, wilson
+from leaderboard.rescoring.patch_crossing import INTERVAL, alignment, crossing_fraction, pearson, reads_as_none
+from leaderboard.rescoring.rescore import Cells
 
 
 def _brute_force(n: int, patch: float, input_size: float) -> np.ndarray:
@@ -37,31 +38,33 @@ def test_aligned_and_straddling_grids():
     assert crossing_fraction(20, 16).mean() > 0.3
 
 
-def _scripted(accuracy_of, grids: int = 300, seed: int = 0) -> dict[int, np.ndarray]:
-    """Heatmaps of a scripted run: each cell of each grid read right with probability ``accuracy_of(N, crossing)``."""
+def _cells(correct: np.ndarray, answered: np.ndarray | None = None) -> Cells:
+    """One size's outcomes from its (grids, N, N) correctness; every cell answered unless told otherwise."""
+    answered = np.ones_like(correct, dtype=bool) if answered is None else answered
+    return Cells(correct & answered, answered, np.ones(len(correct), dtype=bool))
+
+
+def _scripted(accuracy_of, grids: int = 300, seed: int = 0) -> dict[int, Cells]:
+    """A scripted run: each cell of each grid read right with probability ``accuracy_of(N, crossing)``."""
     rng = np.random.default_rng(seed)
-    out = {}
-    for n in (3, 4, 5, 6, 7, 8, 9, 10, 12, 16, 20, 24, 32, 48, 64):
-        p = accuracy_of(n, crossing_fraction(n, 16))
-        out[n] = rng.binomial(grids, p) / grids
-    return out
+    return {n: _cells(rng.random((grids, n, n)) < accuracy_of(n, crossing_fraction(n, 16)))
+            for n in (3, 4, 5, 6, 7, 8, 9, 10, 12, 16, 20, 24, 32, 48, 64)}
 
 
 def test_errors_that_depend_only_on_n_show_no_alignment_effect():
-    hms = _scripted(lambda n, x: np.full(x.shape, max(0.05, 1 - n / 70)))
+    cells = _scripted(lambda n, x: np.full(x.shape, max(0.05, 1 - n / 70)))
     # the pooled view this replaces: small cells are both inside patches and read worse, so pooling shows an effect
-    x = np.concatenate([crossing_fraction(n, 16).ravel() for n in hms])
-    y = np.concatenate([hm.ravel() for hm in hms.values()])
+    x = np.concatenate([crossing_fraction(n, 16).ravel() for n in cells])
+    y = np.concatenate([c.correct.mean(axis=0).ravel() for c in cells.values()])
     assert abs(np.corrcoef(x, y)[0, 1]) > 0.2
-    res = alignment(hms, dict.fromkeys(hms, 300), 16)
+    res = alignment(cells, 16)
     assert len(res["sizes_compared"]) >= 8
     assert abs(res["difference"]) < 0.02
     assert all(abs(r["difference"]) < 0.08 for r in res["per_n"] if r["difference"] is not None)
 
 
 def test_errors_caused_by_crossing_patches_are_found_within_each_n():
-    hms = _scripted(lambda n, x: np.where(x > 0.5, 0.5, 0.9))  # cells mostly outside one patch are read worse
-    res = alignment(hms, dict.fromkeys(hms, 300), 16)
+    res = alignment(_scripted(lambda n, x: np.where(x > 0.5, 0.5, 0.9)), 16)  # cells mostly outside one patch
     by_n = {r["grid_size"]: r for r in res["per_n"]}
     for n in (24, 48):  # sizes whose cells on a 16-px grid fall on both sides of the 0.5 threshold
         assert by_n[n]["difference"] < -0.15 and by_n[n]["correlation"] < -0.5, by_n[n]
@@ -69,7 +72,7 @@ def test_errors_caused_by_crossing_patches_are_found_within_each_n():
 
 
 def test_sizes_where_all_cells_are_alike_are_not_compared():
-    res = alignment({32: np.ones((32, 32)), 16: np.zeros((16, 16))}, {32: 10, 16: 10}, 16)
+    res = alignment({32: _cells(np.ones((10, 32, 32), bool)), 16: _cells(np.zeros((10, 16, 16), bool))}, 16)
     assert res["sizes_compared"] == [] and res["difference"] is None  # 32: all inside; 16: all cross by 0.75
     assert [r["inside_cells"] for r in res["per_n"]] == [0, 32 * 32]
 
@@ -132,16 +135,11 @@ def test_a_constant_sample_skips_the_draws_and_gives_their_very_bits(n, value):
 SIZES = (3, 4, 5, 6, 7, 8, 9, 10, 12, 16, 20, 24, 32, 48, 64)
 
 
-def _grids(accuracy_of, grids: int, seed: int = 0) -> dict[int, np.ndarray]:
+def _grids(accuracy_of, grids: int, seed: int = 0) -> dict[int, Cells]:
     """Each grid's correctness in a scripted run: every cell read right with probability ``accuracy_of(N, crossing)``,
     independently per grid."""
     rng = np.random.default_rng(seed)
-    return {n: rng.random((grids, n, n)) < accuracy_of(n, crossing_fraction(n, 16)) for n in SIZES}
-
-
-def _aligned(masks: dict[int, np.ndarray]) -> dict:
-    hms = {n: m.sum(axis=0) / len(m) for n, m in masks.items()}
-    return alignment(hms, {n: len(m) for n, m in masks.items()}, 16, grids=masks)
+    return {n: _cells(rng.random((grids, n, n)) < accuracy_of(n, crossing_fraction(n, 16))) for n in SIZES}
 
 
 @pytest.mark.parametrize(("name", "accuracy_of", "grids", "overall_is_none", "effects_at"), [
@@ -155,38 +153,31 @@ def _aligned(masks: dict[int, np.ndarray]) -> dict:
 ])
 def test_alignment_differences_carry_intervals_that_read_noise_as_none(name, accuracy_of, grids, overall_is_none,
                                                                       effects_at):
-    res = _aligned(_grids(accuracy_of, grids))
+    res = alignment(_grids(accuracy_of, grids), 16)
     assert reads_as_none(res["difference_ci"]) == overall_is_none, (name, res["difference"], res["difference_ci"])
     by_n = {r["grid_size"]: r for r in res["per_n"]}
     for n in effects_at:
         assert not reads_as_none(by_n[n]["difference_ci"]) and by_n[n]["difference_ci"][1] < 0, by_n[n]
     compared = [r for r in res["per_n"] if r["difference"] is not None]
-    for r in compared:  # every interval holds its own difference; its mean over grids is the difference itself
-        assert r["difference_ci"][0] <= r["difference"] <= r["difference_ci"][1]
+    for r in compared:  # an interval only from enough grids, and then around its own difference
+        ci = r["difference_ci"]
+        assert (ci is None) == (r["grids_compared"] < INTERVAL["minimum_grids"]), r
+        assert ci is None or ci[0] <= r["difference"] <= ci[1]
     if not effects_at:  # noise: at most the odd size of the 15 outside its interval by chance (5% each)
         assert sum(not reads_as_none(r["difference_ci"]) for r in compared) <= 2, name
 
 
-def test_one_grid_per_size_gives_no_interval_and_a_constant_difference_a_zero_width_one():
-    one = _aligned(_grids(lambda n, x: np.full(x.shape, 0.5), 1))
-    assert all(r["difference_ci"] is None for r in one["per_n"])  # one grid is that grid, not the model
-    assert one["difference_ci"] is not None  # pooled over the sizes compared: several grids
-    same = _aligned({24: np.stack([np.ones((24, 24), bool)] * 5)})
-    assert same["per_n"][0]["difference"] == 0 and same["difference_ci"] == [0.0, 0.0]
+@pytest.mark.parametrize("grids", [1, 2, INTERVAL["minimum_grids"] - 1])
+def test_a_handful_of_grids_gives_no_interval_however_alike_they_are(grids):
+    """Grids cut the same way give the same difference: under the minimum, no interval (not one of zero width)."""
+    same = np.zeros((grids, 24, 24), bool)
+    same[:, :, :12] = True
+    res = alignment({24: _cells(same), 48: _cells(np.ones((grids, 48, 48), bool))}, 16)
+    assert all(r["difference_ci"] is None for r in res["per_n"]) and res["difference_ci"] is None
+    assert res["difference"] is not None and res["interval"] == INTERVAL
 
 
-@pytest.mark.parametrize(("values", "interval"), [
-    ([0.0, 1.0], (-1.0, 1.0)),  # two values, t(1) = 12.7: the interval is the whole range, clipped
-    ([0.1, 0.1, 0.1], (0.1, 0.1)),
-    ([0.0, 0.2, 0.4, 0.6], (0.3 - 3.182 * 0.2581988897 / 2, 0.3 + 3.182 * 0.2581988897 / 2)),
-    ([0.5], (float("nan"), float("nan"))),
-])
-def test_t_interval(values, interval):
-    got = t_interval(np.asarray(values), -1.0, 1.0)
-    assert got == pytest.approx(interval, abs=1e-9, nan_ok=True)
-
-
-@pytest.mark.parametrize(("df", "t"), [(1, 12.706), (2, 4.303), (10, 2.228), (30, 2.042), (35, 2.0301),
-                                       (50, 2.0086), (100, 1.9840), (299, 1.9679), (10**6, 1.96)])
-def test_t975_matches_students_t(df, t):
-    assert t975(df) == pytest.approx(t, abs=5e-4)
+def test_the_interval_is_the_same_bits_in_any_order_of_sizes():
+    cells = _grids(lambda n, x: np.where(x > 0.5, 0.6, 0.8), 12)
+    backwards = dict(reversed(list(cells.items())))
+    assert alignment(cells, 16) == alignment(backwards, 16)
