@@ -36,9 +36,8 @@ FIGURES = {"accuracy_vs_n": "draw_accuracy_vs_n", "heatmap_grid": "draw_heatmap_
 
 def measure(run: str, out: Path, repeat: int) -> dict:
     """In this process: the report with its figures timed, then each figure drawn and written in turns."""
-    from leaderboard import figures
-    from leaderboard.figures import raster, vector
-    from leaderboard.reports import report
+    from drawing import raster, vector
+    from report import figures, report
 
     in_report: dict[str, float] = {}
     calls: dict[str, dict] = {}

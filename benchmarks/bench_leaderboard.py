@@ -34,8 +34,8 @@ sys.path.insert(0, str(REPO))
 import numpy as np  # noqa: E402
 
 from dataset_builder.grids.spec import DATASET_REVISION, HUB_REPO_ID, RELEASE_CONTENT_SHA256  # noqa: E402
-from leaderboard.rescoring.rescore import truth_matrix, zero_shot_truth  # noqa: E402
 from scoring.parsing import format_answer  # noqa: E402
+from scoring.rescoring.rescore import truth_matrix, zero_shot_truth  # noqa: E402
 
 MAX_RATIO, MAX_ADD_SECONDS = 0.4, 15.0
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -112,9 +112,9 @@ def index_at_scale(site: Path, rows: int) -> tuple[int, float | None]:
     """Write the index of ``site`` again with ``rows`` rows (copies of its rows under other names): its size, and the
     seconds Chromium takes to open it and draw the first page, if Chromium is installed."""
     from g2m_base.bounded_json import read_json
-    from leaderboard.site.cache import MAX_ENTRY_BYTES, Cache
-    from leaderboard.site.index_page import write_index
-    from leaderboard.site.rows import well_formed
+    from leaderboard.cache import MAX_ENTRY_BYTES, Cache
+    from leaderboard.index_page import write_index
+    from leaderboard.rows import well_formed
 
     cache, built = Cache(site, well_formed), []
     for p in sorted((site / ".g2m-cache").glob("*.json")):  # the rows as a rebuild reads them from the cache

@@ -70,14 +70,26 @@ def output_file(path: str | os.PathLike, inputs: tuple = ()) -> Path:
 
 
 def durable_replace(tmp: str | os.PathLike, path: str | os.PathLike) -> None:
-    """The core of every atomic write: ``tmp``'s bytes forced to disk (fsync), then ``tmp`` renamed over ``path``,
-    so ``path`` is the old file or the whole new one, even across a power cut. Raises the ``OSError`` as it is."""
+    """The core of every atomic write: ``tmp``'s bytes forced to disk (fsync), ``tmp`` renamed over ``path``, then the
+    folder forced to disk too (the rename is an entry of the folder), so ``path`` is the old file or the whole new one,
+    even across a power cut. Raises the ``OSError`` as it is; a file system whose folders cannot be fsynced (some
+    network mounts refuse it) keeps the rename without that last guarantee."""
     fd = os.open(tmp, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:
         os.close(fd)
     os.replace(tmp, path)
+    try:
+        folder = os.open(Path(path).parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(folder)
+    except OSError:
+        pass  # EINVAL on a file system without folder fsync: the rename stands
+    finally:
+        os.close(folder)
 
 
 @contextlib.contextmanager

@@ -3,7 +3,7 @@ as PNG (and SVG) with its layout solved once; and ``png_bytes``, the PNG writer 
 
 The probes' figures (a probe's curve and heatmap, a sweep's map) draw with matplotlib, imported only when one is
 drawn (an optional dependency, in the ``probing`` and ``report`` extras); the report's and the board's own figures
-are drawn without it (``leaderboard.figures``).
+are drawn without it (``report.figures``).
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 import struct
 import zlib
 from pathlib import Path
+
+from g2m_base.files import atomic_write_bytes
 
 #: No creation date in an SVG (with ``pyplot()``'s fixed id salt, the same figure is the same bytes).
 SVG_METADATA = {"Date": None}
@@ -52,7 +54,11 @@ def write(fig, path: Path, dpi: float | None = None, svg: bool = True) -> None:
     finally:
         fig.set_dpi(own)
     if svg:
-        fig.savefig(path.with_suffix(".svg"), metadata=SVG_METADATA)
+        import io
+
+        buf = io.BytesIO()  # drawn whole, then written atomically: never half an SVG
+        fig.savefig(buf, format="svg", metadata=SVG_METADATA)
+        atomic_write_bytes(path.with_suffix(".svg"), buf.getvalue())
     pyplot().close(fig)
 
 
@@ -67,7 +73,7 @@ def _png(fig, path: Path, dpi: float) -> None:
     canvas.draw()
     rgba = np.asarray(canvas.buffer_rgba())
     software = f"Matplotlib version{__version__}, https://matplotlib.org/"  # as savefig writes it
-    path.write_bytes(png_bytes(rgba[:, :, :3], dpi, {"Software": software}))
+    atomic_write_bytes(path, png_bytes(rgba[:, :, :3], dpi, {"Software": software}))
 
 
 def png_bytes(rgb, dpi: float, text: dict[str, str]) -> bytes:

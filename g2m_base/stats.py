@@ -1,5 +1,5 @@
 """The 95% intervals every score carries: Wilson for rates, a seeded percentile bootstrap for means (and, in
-``leaderboard.rescoring.patch_crossing``, over grids).
+``scoring.rescoring.patch_crossing``, over grids).
 
 One home for both, so the report's tables and the probes' results (``g2m probe``, ``g2m probe sweep``) state their
 uncertainty the same way.

@@ -19,18 +19,19 @@ from collections.abc import Sequence
 
 import dataset_builder.cli
 import harness_tasks.cli
-import leaderboard.cli
 import probing.cli
 from dataset_builder import __version__
 from g2m_base.errors import G2MError
 from g2m_base.installs import install_hint
 from g2m_base.untrusted import term
+from g2m_cli import after_score
 
 #: Our own top-level packages: an ImportError naming one of them is a bug, not a missing dependency.
-OWN_PACKAGES = frozenset({"g2m_base", "dataset_builder", "harness_tasks", "probing", "leaderboard", "g2m_cli"})
+OWN_PACKAGES = frozenset({"g2m_base", "dataset_builder", "drawing", "scoring", "harness_tasks", "probing", "viewer",
+                          "submission", "report", "audit", "leaderboard", "on_hub", "g2m_cli"})
 #: OSErrors that are the machine's state, not a bug: shown as one line naming the path.
 ENVIRONMENT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM})
-COMMANDS = (dataset_builder.cli, harness_tasks.cli, probing.cli, leaderboard.cli)
+COMMANDS = (dataset_builder.cli, harness_tasks.cli, probing.cli, after_score)
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -39,15 +40,7 @@ def make_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in COMMANDS:
         module.register(sub)
-    # probing sits below the leaderboard, so `g2m probe sweep --run` gets the leaderboard's run reader from here
-    probing.cli.read_runs_with(sub, _end_to_end)
     return parser
-
-
-def _end_to_end(run_dir: str, grid_size: int, num_colors: int, probed: dict | None = None, allow: bool = False) -> dict:
-    from leaderboard.reports.report import end_to_end
-
-    return end_to_end(run_dir, grid_size, num_colors, probed, allow)
 
 
 def _missing(error: ModuleNotFoundError, extra: str | None) -> int:

@@ -29,13 +29,13 @@ __all__ = ["BASELINES", "CHAT", "NAME_KEYS", "TASK_DIR", "TRANSPORT_ARGS", "Answ
 _LAZY = {  # each loaded only when asked for: scoring imports numpy
     "score_answer": "scoring.score",
     "AnswerScore": "scoring.score",
-    "model_name": "harness_tasks.evaluation.model_args",
-    "ModelArgs": "harness_tasks.evaluation.model_args",
+    "model_name": "scoring.runs.model_args",
+    "ModelArgs": "scoring.runs.model_args",
     "run_eval": "harness_tasks.evaluate",
     "EvalSpec": "harness_tasks.evaluate",
     "CHAT": "harness_tasks.evaluate",
     "BASELINES": "harness_tasks.evaluation.settings",  # the built-in reference models' names (reserved on the board)
-    "NAME_KEYS": "harness_tasks.evaluation.model_args",  # the model arguments that name the checkpoint
+    "NAME_KEYS": "scoring.runs.model_args",  # the model arguments that name the checkpoint
     "TRANSPORT_ARGS": "harness_tasks.evaluation.run_key",  # those that say how a server is reached
 }
 

@@ -19,7 +19,7 @@ DEMO_SCALE = 0.05
 def _eval(args: argparse.Namespace) -> int:
     from harness_tasks.evaluate import BASELINES, CHAT, EvalSpec, run_eval
     from harness_tasks.evaluation.run_key import beside
-    from harness_tasks.evaluation.score_table import score_table
+    from scoring.runs.score_table import score_table
 
     logging.getLogger("lm_eval").setLevel(logging.INFO if args.verbose else logging.WARNING)
     tasks = tuple(t.strip() for t in args.tasks.split(",") if t.strip())
@@ -108,7 +108,8 @@ def _tasks_dir(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from harness_tasks.with_vlmevalkit.files import DATASET_NAME, export
+    from harness_tasks.with_vlmevalkit.export import export
+    from scoring.runs.vlmevalkit import DATASET_NAME
 
     tasks = tuple(t.strip() for t in args.tasks.split(",") if t.strip())
     out = Path(args.out or f"{DATASET_NAME}.tsv")

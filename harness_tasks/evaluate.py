@@ -18,9 +18,7 @@ from g2m_base.bounded_json import read_json
 from g2m_base.errors import MissingDependency
 from g2m_base.files import folder_lock, safe_name
 from g2m_base.installs import install_hint
-from g2m_base.run_layout import MAX_RESULTS_BYTES, results_files
 from harness_tasks.evaluation import data
-from harness_tasks.evaluation.model_args import model_name
 from harness_tasks.evaluation.run_key import earlier_server, folder_name, run_key
 from harness_tasks.evaluation.settings import (
     BASELINES,
@@ -37,6 +35,8 @@ from harness_tasks.serving.endpoints import chat_url
 from harness_tasks.serving.link import ServerLink
 from scoring.budget import suggest_max_model_len
 from scoring.catalog import max_budget
+from scoring.runs.layout import MAX_RESULTS_BYTES, results_files
+from scoring.runs.model_args import model_name
 
 __all__ = ["BASELINES", "CHAT", "HARNESSES", "EvalSpec", "Target", "load_results", "model_name", "run_eval", "run_key",
            "versions"]

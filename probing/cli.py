@@ -2,7 +2,7 @@
 
 ``g2m probe --encoder E --config C`` probes one read-out point, as it always has; ``g2m probe sweep --encoder E
 --config C`` probes every point from the first vision block to the LLM's last layer. ``--run RUN_DIR`` is read by
-the leaderboard's run reader, which ``g2m_cli`` hands down (``read_runs_with``): probing sits below the leaderboard.
+the run format's own reader (``scoring.rescoring.run_scores.sweep_reference``), below probing.
 """
 
 from __future__ import annotations
@@ -72,15 +72,13 @@ def _sweep(args: argparse.Namespace) -> int:
         return 0
     if args.run:
         from dataset_builder.grids.configs import get_config
+        from scoring.rescoring.run_scores import sweep_reference
 
-        reader = getattr(args, "read_run", None)
-        if reader is None:
-            raise UsageError("--run needs the report's run reader (pip install 'grid2matrix[report]')")
         block = get_config(args.config).splits[0].blocks[0]
         # the identity rule: a line from another model's answers is refused unless asked for, and then named
         probed = {"name": args.encoder, "revision": args.revision}
-        spec = replace(spec, reference=reader(args.run, block.grid_size, block.num_colors, probed,
-                                              args.compare_other_models))
+        spec = replace(spec, reference=sweep_reference(args.run, block.grid_size, block.num_colors, probed,
+                                                       args.compare_other_models))
     from probing.sweep.report import summary
     from probing.sweep.run import run_sweep
 
@@ -88,11 +86,6 @@ def _sweep(args: argparse.Namespace) -> int:
     if "output_dir" in res:  # rank 0 of a data-parallel run (the others return quietly)
         print(summary(res))
     return 0
-
-
-def read_runs_with(sub: argparse._SubParsersAction, reader) -> None:
-    """Hand ``g2m probe sweep --run`` the function that reads a harness run's end-to-end scores at (N, C)."""
-    sub.choices["probe"].set_defaults(read_run=reader)
 
 
 def _common(p: argparse.ArgumentParser) -> None:

@@ -228,7 +228,7 @@ def vlm_run(tiny_vlm, small_release, tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def run_submission(vlm_run, sweep_dir, tmp_path_factory) -> dict:
     """``write_submission(RUN, probes=DIR)`` as written: the run's own records (one task) and its probe sections."""
-    from leaderboard.submissions.submission import write_submission
+    from submission.submission import write_submission
 
     path = write_submission(vlm_run, tmp_path_factory.mktemp("sub") / "s.json.gz", allow_partial=True,
                             probes=sweep_dir, model_info={"id": "org/tiny-vlm"})

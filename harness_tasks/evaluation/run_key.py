@@ -32,12 +32,12 @@ from pathlib import Path
 from dataset_builder.grids.prompt import PROMPT_VERSION
 from g2m_base.bounded_json import Rejected, read_json
 from g2m_base.files import safe_name
-from g2m_base.run_layout import MAX_RESULTS_BYTES, newest_results
-from harness_tasks.evaluation.model_args import NAME_KEYS, ModelArgs
 from harness_tasks.evaluation.settings import versions
 from harness_tasks.serving.identity import MODEL_FIELDS
 from harness_tasks.serving.launcher import executable_stamp, without_address
 from scoring.catalog import TASK_VERSION
+from scoring.runs.layout import MAX_RESULTS_BYTES, newest_results
+from scoring.runs.model_args import NAME_KEYS, ModelArgs
 
 #: Model arguments that say how to reach a server, not what answers: left out of the run key, so a resumed
 #: ``--serve`` run (a new port each time) finds its answers.

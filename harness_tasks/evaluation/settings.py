@@ -17,11 +17,11 @@ from dataset_builder import __version__
 from dataset_builder.release.provenance import library_versions
 from g2m_base.errors import UsageError
 from g2m_base.flags import check_int
-from harness_tasks.evaluation.model_args import NAME_KEYS, ModelArgs, model_name
 from harness_tasks.serving.endpoints import chat_url, served_model
 from harness_tasks.serving.launcher import find_vllm
 from harness_tasks.serving.link import ServerLink
 from scoring.catalog import all_tasks, tags
+from scoring.runs.model_args import NAME_KEYS, ModelArgs, model_name
 from scoring.score import PROTOCOLS
 
 BASELINES = ("g2m-oracle", "g2m-random")

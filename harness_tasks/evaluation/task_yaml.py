@@ -19,7 +19,7 @@ from pathlib import Path
 from dataset_builder.grids.prompt import PROMPT_VERSION
 from dataset_builder.grids.spec import DATASET_REVISION, HUB_REPO_ID, README_NAME
 from dataset_builder.release.provenance import data_provenance
-from g2m_base.files import write_error
+from g2m_base.files import atomic_write_text, write_error
 from scoring.catalog import METRICS, TASK_VERSION
 
 
@@ -84,7 +84,7 @@ def write_files(folder: Path, files: dict[str, str]) -> list[str]:
         if stale.name not in files:
             stale.unlink()
     for name, text in files.items():
-        (folder / name).write_text(text)
+        atomic_write_text(folder / name, text)
     return sorted(files)
 
 

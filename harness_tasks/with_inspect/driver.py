@@ -19,14 +19,14 @@ from pathlib import Path
 
 from g2m_base.errors import HarnessError
 from harness_tasks.evaluation import data
-from harness_tasks.evaluation.model_args import ModelArgs
-from harness_tasks.evaluation.run_files import HarnessSample, write_run
 from harness_tasks.evaluation.run_key import RunKey, folder_name, run_record
 from harness_tasks.evaluation.settings import EvalSpec, Target
 from harness_tasks.serving.chat import request_timeout
 from harness_tasks.with_inspect.tasks import build_task, finish_reason
 from scoring.catalog import budget, task_info, task_names
 from scoring.replies import GenText, failed
+from scoring.runs.model_args import ModelArgs
+from scoring.runs.write import HarnessSample, write_run
 
 MAX_RETRIES = 3
 SERVICE = "G2M"

@@ -18,14 +18,14 @@ from g2m_base.errors import MissingDependency, UsageError
 from g2m_base.files import safe_name
 from g2m_base.installs import install_hint, missing_module, one_line, providers
 from harness_tasks.evaluation import data
-from harness_tasks.evaluation.model_args import ModelArgs
-from harness_tasks.evaluation.run_files import save_run
 from harness_tasks.evaluation.run_key import RunKey, folder_name, run_record
-from harness_tasks.evaluation.score_table import tag_scores
 from harness_tasks.evaluation.settings import BASELINES, CHAT, EvalSpec, Target, versions
 from harness_tasks.with_lm_eval.taskgen import task_folder
 from scoring.budget import suggest_max_model_len
 from scoring.catalog import TASK_VERSION, max_budget
+from scoring.runs.model_args import ModelArgs
+from scoring.runs.score_table import tag_scores
+from scoring.runs.write import save_run
 
 #: The package extra that brings each backend's dependencies (default: ``harness``).
 EXTRAS = {"vllm-vlm": "vllm", "vllm": "vllm"}

@@ -22,16 +22,16 @@ import lmms_eval  # noqa: F401  (run as a child process; imported here so a miss
 
 from g2m_base.bounded_json import loads, read_json
 from g2m_base.errors import HarnessError
-from g2m_base.run_layout import MAX_RESULTS_BYTES
 from g2m_base.untrusted import term
 from harness_tasks.evaluation import data
-from harness_tasks.evaluation.model_args import ModelArgs
-from harness_tasks.evaluation.run_files import HarnessSample, write_run
 from harness_tasks.evaluation.run_key import RunKey, folder_name, run_record
 from harness_tasks.evaluation.settings import EvalSpec, Target
 from harness_tasks.with_lmms_eval.taskgen import task_folder
 from scoring.catalog import task_names
 from scoring.replies import from_lmms_eval
+from scoring.runs.layout import MAX_RESULTS_BYTES
+from scoring.runs.model_args import ModelArgs
+from scoring.runs.write import HarnessSample, write_run
 from scoring.score import METRICS
 
 LOG_TAIL = 25

@@ -69,7 +69,7 @@ def fingerprint(name: str, revision: str | None) -> str:
 
 def config_sha256(name: str) -> str | None:
     """The sha256 of a local model folder's ``config.json`` (None for a Hub id): recorded with every probe and sweep so
-    that a report or a submission compares them only with runs of the same model (``leaderboard.runs.identity``)."""
+    that a report or a submission compares them only with runs of the same model (``scoring.runs.identity``)."""
     p = Path(name) / "config.json"
     return hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else None
 

@@ -16,7 +16,7 @@ from dataset_builder.grids.configs import CONFIG_NAMES, get_config
 from dataset_builder.grids.spec import DATASET_REVISION, EVAL_YAML_NAME, HUB_REPO_ID, HUB_TASKS
 from dataset_builder.release.hub_card import eval_yaml, eval_yaml_problems
 from dataset_builder.release.table import FEATURES_DICT
-from leaderboard.submissions.hub_results import SELF_REPORTED, checked_date, checked_version
+from on_hub.eval_results import SELF_REPORTED, checked_date, checked_version
 from tests.support.helpers import g2m, submission_doc, write_file
 
 SPLITS = {name: [s.name for s in get_config(name).splits] for name in CONFIG_NAMES}
@@ -45,7 +45,7 @@ def test_eval_yaml_follows_the_hubs_rules_with_one_task_per_leaderboard():
 
 @pytest.mark.slow
 def test_every_hub_task_is_a_tag_of_the_g2m_tasks_and_a_view_the_board_ranks_on():
-    from leaderboard.site.index_page import VIEWS
+    from leaderboard.index_page import VIEWS
     from scoring.catalog import tags
 
     assert set(HUB_TASKS) <= set(tags())
@@ -107,8 +107,8 @@ def test_the_build_writes_lists_and_verifies_eval_yaml(small_release, tmp_path):
 
 
 def _wrong_for_three_colours(truth):
-    from leaderboard.rescoring.rescore import truth_matrix
     from scoring.parsing import format_answer
+    from scoring.rescoring.rescore import truth_matrix
 
     return "no matrix here" if truth.num_colors == 3 else format_answer(truth_matrix(truth))
 
@@ -216,9 +216,9 @@ def test_submit_of_a_partial_run_on_a_local_build_writes_no_eval_results(random_
 
 @pytest.mark.slow
 def test_eval_results_say_reproduced_only_when_a_signed_audit_of_these_outputs_does(tmp_path):
-    from leaderboard.site import audit_records
-    from leaderboard.site.cache import signing_key
-    from leaderboard.submissions.submission import validate
+    from audit import records as audit_records
+    from audit.key import signing_key
+    from submission.submission import validate
 
     sub = write_file(tmp_path, submission_doc(), "sub.json")
     v = validate(sub)

@@ -13,7 +13,7 @@ from dataset_builder.grids.spec import RELEASE_CONTENT_SHA256
 from dataset_builder.release.build import BuildParams, build
 from dataset_builder.release.provenance import dataset_content_sha256, generated_content_sha256
 from harness_tasks.evaluate import EvalSpec, run_eval
-from leaderboard.submissions.submission import LOCAL, RELEASE, validate, write_submission
+from submission.submission import LOCAL, RELEASE, validate, write_submission
 from tests.support.helpers import submission_doc, write_file
 from tests.support.lazy import lazy
 

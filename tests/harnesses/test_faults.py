@@ -262,7 +262,7 @@ def test_after_any_end_of_g2m_eval_serve_nothing_answers_on_its_port(sig, small_
 
 def test_an_interrupt_while_the_run_is_written_leaves_no_run_to_score(server, small_release, tmp_path, monkeypatch):
     from harness_tasks.evaluate import EvalSpec, run_eval
-    from harness_tasks.evaluation import run_files
+    from scoring.runs import write as run_files
 
     url, _ = server
     real, calls = run_files.atomic_write_text, []

@@ -23,9 +23,9 @@ from PIL import Image
 from dataset_builder.grids.render import decode_matrix
 from g2m_base.errors import UsageError
 from harness_tasks.evaluate import EvalSpec, run_eval
-from leaderboard.reports.report import build_report
-from leaderboard.submissions.submission import write_submission
+from report.report import build_report
 from scoring.parsing import format_answer
+from submission.submission import write_submission
 from tests.support import vlm_server
 from tests.support.helpers import REPO, g2m
 
@@ -155,7 +155,7 @@ def test_a_pickled_prediction_file_is_never_read(tmp_path):
     ("X_Grid2Matrix.xlsx", b"random bytes, not a zip", "BadZipFile"),
 ])
 def test_a_malformed_prediction_file_is_one_line_naming_it(tmp_path, name, content, reason):
-    from harness_tasks.with_vlmevalkit.files import read_predictions
+    from scoring.runs.vlmevalkit import read_predictions
 
     (tmp_path / name).write_bytes(content)
     with pytest.raises(UsageError, match=f"{name}: not a readable .* file \\({reason}"):
@@ -163,7 +163,7 @@ def test_a_malformed_prediction_file_is_one_line_naming_it(tmp_path, name, conte
 
 
 def test_a_prediction_file_saved_with_a_bom_is_read(tmp_path):
-    from harness_tasks.with_vlmevalkit.files import read_predictions
+    from scoring.runs.vlmevalkit import read_predictions
 
     (tmp_path / "X_Grid2Matrix.tsv").write_bytes("\ufeffg2m_id\tprediction\nzs-n03-c3-0000\t[[1]]\n".encode())
     assert read_predictions(tmp_path / "X_Grid2Matrix.tsv").rows == [("zs-n03-c3-0000", "[[1]]", False, False)]

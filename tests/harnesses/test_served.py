@@ -19,10 +19,10 @@ import pytest
 
 from g2m_base.bounded_json import Rejected
 from harness_tasks.evaluate import EvalSpec, run_eval
-from leaderboard.reports.report import build_report
-from leaderboard.submissions.submission import write_submission
+from report.report import build_report
 from scoring.budget import max_gen_toks
 from scoring.parsing import format_answer
+from submission.submission import write_submission
 from tests.support import vlm_server
 from tests.support.helpers import REPO, WAIT
 

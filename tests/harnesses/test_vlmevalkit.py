@@ -18,16 +18,11 @@ from PIL import Image
 
 from dataset_builder.grids.render import render_rgb
 from g2m_base.errors import UsageError
-from harness_tasks.with_vlmevalkit.files import (
-    EXCEL_CELL_LIMIT,
-    find_prediction_file,
-    read_predictions,
-    tsv_rows,
-)
-from leaderboard.rescoring.rescore import truth_matrix, zero_shot_truth
-from leaderboard.runs.load import load_run
-from leaderboard.runs.run import RunError
 from scoring.parsing import format_answer
+from scoring.rescoring.load import load_run
+from scoring.rescoring.rescore import truth_matrix, zero_shot_truth
+from scoring.runs.run import RunError
+from scoring.runs.vlmevalkit import EXCEL_CELL_LIMIT, find_prediction_file, read_predictions, tsv_rows
 from tests.support.helpers import g2m
 from tests.support.lazy import lazy
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from leaderboard.rescoring.rescore import truth_matrix, zero_shot_truth
-from leaderboard.site.index_page import VIEWS, write_index
+from leaderboard.index_page import VIEWS, write_index
 from scoring.parsing import format_answer
+from scoring.rescoring.rescore import truth_matrix, zero_shot_truth
 from tests.support.helpers import g2m, submission_doc, write_file
 
 pytestmark = pytest.mark.slow  # builds a site (baselines over the full release) and a report
@@ -85,9 +85,9 @@ def _check(path: Path, must_show: tuple[str, ...], scripts: int = 0) -> None:
 def _probe_section(model: str) -> dict:
     """A sweep section of 30 rows of probe_n20_c3 whose one read-out, under a hostile point name, gets one cell of each
     grid wrong: real cells, re-scored by validate like any other."""
-    from leaderboard.submissions import probe_section
+    from submission import probe_section
 
-    truth = probe_section._truth("probe_n20_c3", 30)
+    truth = probe_section.test_truth("probe_n20_c3", 30)
     pred = truth.copy()
     pred[:, 0, 0] = (pred[:, 0, 0] + 1) % 3
     return {"kind": "sweep", "model": {"name": model, "probed_as": PROBED_AS}, "config": "probe_n20_c3",
@@ -146,14 +146,14 @@ def test_every_site_page_shows_hostile_text_as_text(site):
 def test_a_link_that_is_not_http_is_never_written(tmp_path):
     """Validation refuses such links; the page refuses them again, whatever row it is given."""
     from dataset_builder.grids.configs import ZERO_SHOT_SIZES
-    from leaderboard.rescoring.rescore import summarise
+    from scoring.rescoring.rescore import summarise
 
     view = {"overall": summarise([]), "paper": None, "paper_mark": "",
             "by_n": {n: summarise([]) for n in ZERO_SHOT_SIZES}}
     rows = [{"name": f"m{k}", "kind": "submission", "data": "release", "page": f"models/m{k}.html", "raw": None,
              "meta": {"model": {"id": f"m{k}", "url": link}}, "views": dict.fromkeys(VIEWS, view)}
             for k, link in enumerate(LINKS)]
-    reported = json.loads((Path(__file__).parents[2] / "leaderboard" / "site" / "reported.json").read_text())
+    reported = json.loads((Path(__file__).parents[2] / "leaderboard" / "reported.json").read_text())
     write_index(tmp_path, rows, reported, [])
     page = _parse(tmp_path / "index.html")
     assert not [a for t, a in page.tags if t == "a" and "ext" in (a.get("class") or "")]

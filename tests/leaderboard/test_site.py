@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-import leaderboard.site.build as site_module
-from leaderboard.site.build import build_site
+import leaderboard.build as site_module
+from leaderboard.build import build_site
 from tests.support.helpers import full_scale_probes, submission_doc, write_file
 
 pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
@@ -273,11 +273,11 @@ def crowded(tmp_path_factory):
 
     import numpy as np
 
-    from leaderboard.rescoring.rescore import score_output, truth_matrix, zero_shot_truth
-    from leaderboard.site.build import REPORTED
-    from leaderboard.site.index_page import VIEWS, write_index
-    from leaderboard.site.rows import summaries
+    from leaderboard.build import REPORTED
+    from leaderboard.index_page import VIEWS, write_index
+    from leaderboard.rows import summaries
     from scoring.parsing import format_answer
+    from scoring.rescoring.rescore import score_output, truth_matrix, zero_shot_truth
 
     first = {}
     for t in zero_shot_truth().values():
@@ -421,8 +421,8 @@ def test_the_report_and_the_board_give_the_same_gap(probed_doc, vlm_run, sweep_d
     The sweep is on a 0.003-scale build: the board shows it apart, with its scale and test rows, never ranked."""
     import json
 
-    from leaderboard.reports.report import build_report
-    from leaderboard.site.build import build_site
+    from leaderboard.build import build_site
+    from report.report import build_report
 
     report = build_report(vlm_run, tmp_path / "report", probes=sweep_dir)
     (sweep,) = report["sweeps"]

@@ -12,13 +12,26 @@ import pytest
 
 from tests.support.helpers import PACKAGES, REPO
 
-#: Lowest first. A module may import its own package or a package of a strictly lower rank.
-RANK = {"g2m_base": 0, "dataset_builder": 1, "scoring": 2, "harness_tasks": 3, "probing": 3, "leaderboard": 4,
-        "g2m_cli": 5}
+#: Lowest first. A module may import its own package or a package of a strictly lower rank. The pipeline in order:
+#: the base, the release and the drawing stack; scoring (the answer core, the run format and re-scoring); the
+#: harnesses and probing; then a room per step after the score: the sample viewer and the submission, the report and
+#: the audit, the board (``leaderboard``), the board on the Hub (``on_hub``), and the command line on top.
+RANK = {"g2m_base": 0, "dataset_builder": 1, "drawing": 1, "scoring": 2, "harness_tasks": 3, "probing": 3,
+        "viewer": 4, "submission": 4, "report": 5, "audit": 5, "leaderboard": 6, "on_hub": 7, "g2m_cli": 8}
+#: The rooms after the score: each may use of ``harness_tasks`` only its public API (``g2m eval`` as a library, which
+#: the audit replays through).
+AFTER_THE_SCORE = ("viewer", "submission", "report", "audit", "leaderboard", "on_hub")
 
 
 def test_every_package_of_the_wheel_has_a_rank():
     assert set(RANK) == set(PACKAGES)
+
+
+def test_the_command_line_knows_every_package_as_its_own():
+    """An ImportError naming one of our packages is a bug, not a missing dependency: ``g2m`` must know them all."""
+    from g2m_cli.main import OWN_PACKAGES
+
+    assert OWN_PACKAGES == set(PACKAGES)
 
 
 def _modules() -> dict[str, Path]:
@@ -92,9 +105,6 @@ def test_the_module_graph_has_no_cycle():
 #: package below both ``harness_tasks`` and ``leaderboard``.
 HARNESS_ROOMS = {"serving": 1, "evaluation": 2, "with_lm_eval": 3, "with_lmms_eval": 3, "with_inspect": 3,
                  "with_vlmevalkit": 3, "lm_eval_tasks": 3, "lmms_eval_tasks": 3, "evaluate": 4, "cli": 5}
-#: What the leaderboard may use of ``harness_tasks``: the public API (with ``g2m eval`` as a library, which the audit
-#: replays through) and VLMEvalKit's file reader.
-LEADERBOARD_MAY_USE = ("harness_tasks", "harness_tasks.with_vlmevalkit")
 #: Inside ``dataset_builder``: the grids (spec, palette, generator, renderer, PNG, prompt) know nothing of the
 #: release (tables, shards, manifest, card, verify, push), and the command line sits on both.
 DATASET_BUILDER_ROOMS = {"grids": 0, "release": 1, "cli": 2}
@@ -126,36 +136,41 @@ def test_each_room_of_the_dataset_builder_imports_only_rooms_below_it(module):
 
 
 def test_scoring_sits_below_both_of_its_users_and_both_use_it():
-    """The parsers, literal reader, paper protocol and metrics are what every harness and the leaderboard score
-    with: one package under both, so a score cannot depend on which of them computed it."""
-    for user in ("harness_tasks", "leaderboard"):
+    """The parsers, literal reader, paper protocol and metrics are what every harness and every room after the score
+    score with: one package under both, so a score cannot depend on which of them computed it."""
+    for user in ("harness_tasks", "submission", "report", "leaderboard"):
         assert RANK["scoring"] < RANK[user]
         assert any(t.startswith("scoring.") for m in MODULES if m.split(".")[0] == user for t in graph()[m]), user
-    assert not [t for m in MODULES if m.startswith("scoring") for t in graph()[m] if t.split(".")[0] in
-                ("harness_tasks", "leaderboard", "probing")]
+    assert not [t for m in MODULES if m.startswith("scoring") for t in graph()[m] if RANK[t.split(".")[0]] > 2]
 
 
-def test_the_leaderboard_uses_only_the_answer_core_and_the_public_api():
-    for module in (m for m in MODULES if m.startswith("leaderboard")):
+def test_the_run_format_has_one_home_below_probing_and_every_reader():
+    """Written by the harness drivers, laid out and read back in ``scoring.runs``: probing and the rooms after the
+    score read runs directly, with no reader handed down by the command line."""
+    runs = [m for m in MODULES if m.startswith("scoring.runs.")]
+    assert {"scoring.runs.layout", "scoring.runs.write", "scoring.runs.run"} <= set(runs)
+    assert RANK["scoring"] < RANK["probing"] and RANK["scoring"] < min(RANK[p] for p in AFTER_THE_SCORE)
+    assert not [m for m in MODULES if m.rsplit(".", 1)[-1] in ("run_files", "run_layout")], "a second home"
+
+
+@pytest.mark.parametrize("room", AFTER_THE_SCORE)
+def test_the_rooms_after_the_score_use_only_the_harnesses_public_api(room):
+    for module in (m for m in MODULES if m.split(".")[0] == room):
         for target in graph()[module]:
             if target.startswith("harness_tasks"):
-                assert target == "harness_tasks" or target.startswith(tuple(f"{p}."
-                                                                            for p in LEADERBOARD_MAY_USE[1:])), (
-                    f"{module} imports {target}: the leaderboard may use only {', '.join(LEADERBOARD_MAY_USE)}")
+                assert target == "harness_tasks", f"{module} imports {target}: only harness_tasks' public API"
 
 
-#: Inside ``leaderboard``, the rooms by trade, lowest first: re-scoring (the release's truth and the scorer) and the
-#: page engine, then the figures (drawn on their own canvas, written through the page engine's templates) and
-#: reading runs, submissions, reports, the site (which reads audit records), the audit (which
-#: replays submissions and writes them), the board on the Hub (which syncs, audits, builds and publishes), and ``cli``
-#: on top.
-LEADERBOARD_ROOMS = {"rescoring": 0, "pages": 0, "figures": 1, "runs": 1, "submissions": 2, "reports": 3, "site": 4,
-                     "audit": 5, "hub": 6, "cli": 7}
-
-
-@pytest.mark.parametrize("module", sorted(m for m in MODULES if _room(m, "leaderboard")))
-def test_each_room_of_the_leaderboard_imports_only_rooms_below_it(module):
-    _check_rooms(module, "leaderboard", LEADERBOARD_ROOMS)
+def test_no_room_reaches_into_another_rooms_private_names():
+    """``from room.module import _name`` across rooms: a private name is its own room's business."""
+    hits = []
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                if node.module.split(".")[0] != name.split(".")[0] and node.module.split(".")[0] in RANK:
+                    hits += [f"{name}: {node.module}.{a.name}" for a in node.names
+                             if a.name.startswith("_") and not a.name.startswith("__")]
+    assert hits == []
 
 
 #: Inside ``probing``, lowest first: the single-point probe (encoders, token layouts, feature cache, probe, plots), the
@@ -196,13 +211,13 @@ def test_no_module_is_over_300_lines(module):
 def test_every_page_is_a_template_rendered_with_autoescape():
     """HTML is written only by templates: no leaderboard module builds a tag in a Python string, nor escapes by hand."""
     tag = re.compile(r"[\"'](?:[^\"']*)<(?:/?)(?:html|body|h[1-6]|p|a|div|table|tr|td|th|img|pre|svg|g|script|span)\b")
-    hits = [f"{m}:{k}" for m, path in MODULES.items() if m.startswith("leaderboard")
+    hits = [f"{m}:{k}" for m, path in MODULES.items() if m.split(".")[0] in (*AFTER_THE_SCORE, "drawing")
             for k, line in enumerate(path.read_text().splitlines(), 1) if tag.search(line) or "esc(" in line]
     assert hits == [], f"HTML built outside a template at {hits}"
 
 
 def test_the_command_module_registers_every_package_statically():
-    assert {"dataset_builder.cli", "harness_tasks.cli", "probing.cli", "leaderboard.cli"} <= graph()["g2m_cli.main"]
+    assert {"dataset_builder.cli", "harness_tasks.cli", "probing.cli", "g2m_cli.after_score"} <= graph()["g2m_cli.main"]
 
 
 #: Each shared value, as it would be written if someone typed it again, and its one home. 512 also names things that

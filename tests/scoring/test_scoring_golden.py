@@ -69,8 +69,8 @@ def _digest(value) -> str:
 
 
 def validate_numbers(tmp: Path) -> dict:
-    from leaderboard.rescoring.rescore import truth_matrix, zero_shot_truth
-    from leaderboard.submissions.submission import validate
+    from scoring.rescoring.rescore import truth_matrix, zero_shot_truth
+    from submission.submission import validate
 
     truth = zero_shot_truth()
     doc = {"format": "g2m-submission/1", "metadata": SUBMISSION_META,
@@ -103,7 +103,7 @@ def mixed_run(random_run: Path, tmp: Path) -> Path:
 
 
 def report_numbers(run: Path, tmp: Path) -> dict:
-    from leaderboard.reports.report import build_report
+    from report.report import build_report
 
     rep = build_report(run, tmp / "report")
     keep = ("overall", "protocols", "tasks", "patch_alignment", "confusion", "colour_bias", "failed_examples",
@@ -112,7 +112,7 @@ def report_numbers(run: Path, tmp: Path) -> dict:
 
 
 def submit_numbers(run: Path, tmp: Path) -> dict:
-    from leaderboard.submissions.submission import submit_run
+    from submission.submission import submit_run
 
     out = submit_run(run, tmp / "sub.json.gz", allow_partial=True, model_info={"id": "org/golden"})
     doc = json.loads(gzip.decompress(out.path.read_bytes()))

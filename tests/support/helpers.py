@@ -74,8 +74,8 @@ def g2m_here(*args: str) -> subprocess.CompletedProcess:
 
 def submission_doc(output=None, **changes) -> dict:
     """A submission of every zero_shot id; ``output(truth)`` gives each answer (default: the correct one)."""
-    from leaderboard.rescoring.rescore import truth_matrix, zero_shot_truth
     from scoring.parsing import format_answer
+    from scoring.rescoring.rescore import truth_matrix, zero_shot_truth
 
     output = output or (lambda t: format_answer(truth_matrix(t)))
     records = [{"id": i, "output": output(t)} for i, t in zero_shot_truth().items()]
@@ -157,12 +157,12 @@ def full_scale_probes(doc: dict) -> dict:
     predicts the seeds' truth but for every k-th cell (k = 3, 4, ... by read-out), so the read-outs differ and stay
     well above chance. The tiny sweep's sections are on a 0.003-scale build, which the board shows apart, unranked;
     this is what a real sweep on the release's probing config submits."""
-    from leaderboard.submissions import probe_section
+    from submission import probe_section
 
     doc = json.loads(json.dumps(doc))
     for sec in doc.get("probes", []):
         count = probe_section.expected_rows(sec["config"], 1.0)
-        truth = probe_section._truth(sec["config"], count)
+        truth = probe_section.test_truth(sec["config"], count)
         for k, ro in enumerate(sec["readouts"]):
             pred = truth.copy()
             pred.reshape(-1)[:: 3 + k] = (pred.reshape(-1)[:: 3 + k] + 1) % sec["num_colors"]

@@ -1,2 +1,0 @@
-"""Reports: ``g2m report``'s tables, figures and files from one run (``report``, ``report_page``, ``figures``).
-Imports ``runs``, ``rescoring`` and ``pages``."""
