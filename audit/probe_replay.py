@@ -2,7 +2,7 @@
 rows, from the checkpoint the submission names.
 
 A probe section carries, per headline read-out, the predicted cell of every test row and the trained head that made
-them (``submissions.probe_heads``). Predictions alone prove nothing: a block of the truth scores 1.0 and re-scores
+them (``submission.probe_heads``). Predictions alone prove nothing: a block of the truth scores 1.0 and re-scores
 as 1.0. The replay extracts the read-out's features for K rows drawn with the board's key (the submitter cannot know
 which), applies the submitted head, and holds the result against the submitted predictions, grid by grid: the same
 grid, or one whose cells differ on at most ``CELL_SLACK`` of them (a near-tie of the head's logits can fall the

@@ -17,21 +17,18 @@ import signal
 import sys
 from collections.abc import Sequence
 
-import dataset_builder.cli
-import harness_tasks.cli
-import probing.cli
 from dataset_builder import __version__
 from g2m_base.errors import G2MError
 from g2m_base.installs import install_hint
 from g2m_base.untrusted import term
-from g2m_cli import after_score
+from g2m_cli import board, evaluate, probe, release, report, submit
 
 #: Our own top-level packages: an ImportError naming one of them is a bug, not a missing dependency.
 OWN_PACKAGES = frozenset({"g2m_base", "dataset_builder", "drawing", "scoring", "harness_tasks", "probing", "viewer",
                           "submission", "report", "audit", "leaderboard", "on_hub", "g2m_cli"})
 #: OSErrors that are the machine's state, not a bug: shown as one line naming the path.
 ENVIRONMENT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM})
-COMMANDS = (dataset_builder.cli, harness_tasks.cli, probing.cli, after_score)
+COMMANDS = (release, evaluate, probe, report, submit, board)  # the order of `g2m --help`
 
 
 def make_parser() -> argparse.ArgumentParser:

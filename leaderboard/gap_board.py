@@ -1,7 +1,7 @@
 """The Digital Agnosia gap on the board: the gap tab of the index, its columns in the CSV and markdown,
 the sweep maps and tables of a model page, and the check a cached row's gap must pass.
 
-A row's gap (``rescoring.gap.summary``) holds only re-scored numbers: each probe read-out re-scored against the
+A row's gap (``scoring.rescoring.gap.summary``) holds only re-scored numbers: each probe read-out re-scored against the
 seeds' truth, the end-to-end cell accuracy re-scored from the same submission's outputs. The per-point numbers a
 submission carries beside its read-outs (``points``) are never shown nor drawn: a forged one changes nothing here.
 Every string from a submission (point names, the name it was probed as) goes through the templates (autoescape).
@@ -113,8 +113,9 @@ def _text(v: object) -> bool:
 
 
 def well_formed(g: object, page_slug: str, files: set[str]) -> bool:
-    """A cached row's gap is exactly of the kind ``rescoring.gap.summary`` writes: None, or its sections (each read-out
-    with its numbers in range) and a headline that is one of them; every sweep map it names is on the page's list."""
+    """A cached row's gap is exactly of the kind ``scoring.rescoring.gap.summary`` writes: None, or its sections (each
+    read-out with its numbers in range) and a headline that is one of them; every sweep map it names is on the page's
+    list."""
     if g is None:
         return True
     if not isinstance(g, dict) or set(g) != {"headline", "scaled", "sections"} or not isinstance(g["sections"], list):

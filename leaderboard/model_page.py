@@ -1,7 +1,7 @@
 """One model's page of the site: its figures (accuracy against N, per-cell heatmaps, colour confusion, patch
 alignment), its scores by task and its submission's metadata, written from its re-scored outputs by
 ``templates/model.html.j2``; and, for a submission, the sample viewer of its re-scored outputs (the one ``g2m
-report`` writes, ``reports.viewer``) beside its figures."""
+report`` writes, ``viewer.write``) beside its figures."""
 
 from __future__ import annotations
 

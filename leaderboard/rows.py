@@ -72,7 +72,7 @@ def summaries(row: dict, view: str) -> dict:
 
 #: A figure's file name in a model page's folder (never hidden, never a path).
 _FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
-#: The sample viewer's files under a model's folder (``reports.viewer``): its page and its chunks.
+#: The sample viewer's files under a model's folder (``viewer.write``): its page and its chunks.
 _VIEWER_FILE = re.compile(r"viewer/(?:index\.html|chunks/[0-9]{4}\.js)")
 #: What a cached row keeps: its validation (``accepted``) and what its rendering added (``row``).
 ACCEPTED = ("kind", "name", "sha256", "outputs_sha256", "meta", "warnings", "data")

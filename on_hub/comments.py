@@ -1,6 +1,6 @@
 """The comment the board posts on a pull request, and how a later sync knows it answered already.
 
-The verdict is ``g2m validate``'s own lines (``submissions.said``) in a code fence, so nothing a submitter wrote (a
+The verdict is ``g2m validate``'s own lines (``submission.said``) in a code fence, so nothing a submitter wrote (a
 file name, a model id, a title with markup) is ever rendered as Markdown or HTML: the fence is longer than any run of
 backticks inside it, as CommonMark allows. The last line is a marker, an HTML comment naming the revision checked and
 the verdict; a sync believes only markers in comments written by its own account (a submitter who pastes one into

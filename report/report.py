@@ -19,6 +19,7 @@ from report import figures
 from report.probes import load_probes, load_sweeps, sweep_sections
 from report.report_page import write_report
 from scoring.rescoring import patch_crossing
+from scoring.rescoring.gap import report_rows as gap_rows
 from scoring.rescoring.load import load_run
 from scoring.rescoring.rescore import (
     by_task,
@@ -114,11 +115,7 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str
     align = [patch_crossing.alignment(outcomes, p, options.input_size) for p in options.patches]
     figs["alignment"] = figures.alignment(align, out / "patch_alignment.png",
                                           f"{model}: patch alignment within each grid size\n{protocol}")
-    gap = [{"grid_size": n, "num_colors": c, "probe": label, "other_model": label in named.values(),
-            "probe_cell_accuracy": curve[n],
-            "end_to_end_cell_accuracy": tasks[(n, c)]["cell_accuracy"],
-            "gap": curve[n] - tasks[(n, c)]["cell_accuracy"]}
-           for (c, label), curve in sorted(curves.items()) for n in sorted(curve) if (n, c) in tasks]
+    gap = gap_rows(curves, tasks, set(named.values()))
     sweep_rows, sweep_figs = sweep_sections(sweeps, tasks, out, f"{plot(run.model, 60)}{partial} ({main} protocol)",
                                             others)
     figs.update(sweep_figs)

@@ -2,9 +2,9 @@
 minus what its answers get right, at the same N and C. Positive: the information is there, but lost on the way out.
 
 Both halves are re-scored numbers: the probe half is a read-out re-scored against the seeds' truth
-(``submissions.probe_section.rescore``), the end-to-end half the cell accuracy of the same model's outputs re-scored
-under G2M's protocol (``end_to_end``). ``g2m report`` and the leaderboard both compute the gap here, so the same run
-and probes give the same gap in both. Pure functions: no files, no pages.
+(``submission.probe_section.rescore``), the end-to-end half the cell accuracy of the same model's outputs re-scored
+under G2M's protocol (``cell_accuracy_by_task``). ``g2m report`` (``report_rows``) and the board (``summary``) both
+compute the gap here, so the same run and probes give the same gap in both. Pure functions: no files, no pages.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ HEADLINE_KEYS = ("section", "point", "role", "config", "grid_size", "num_colors"
                  "end_to_end_cell_accuracy", "gap", "scale", "rows")
 
 
-def end_to_end(scored: Iterable[Scored]) -> dict[tuple[int, int], float]:
+def cell_accuracy_by_task(scored: Iterable[Scored]) -> dict[tuple[int, int], float]:
     """(N, C) -> the mean cell accuracy of the outputs at that task: ``rescore.summarise``'s number, without its
     intervals."""
     return {k: float(np.array([r.score.cell_accuracy for r in v]).mean()) for k, v in by_task(scored).items() if v}
@@ -32,6 +32,17 @@ def end_to_end(scored: Iterable[Scored]) -> dict[tuple[int, int], float]:
 
 def gap(probe: float, e2e: float | None) -> float | None:
     return None if e2e is None else probe - e2e
+
+
+def report_rows(curves: dict[tuple[int, str], dict[int, float]], tasks: dict[tuple[int, int], dict],
+                others: set[str]) -> list[dict]:
+    """``g2m report``'s gap table: each probe curve (``(C, label) -> {N: probe cell accuracy}``) against the run's
+    re-scored cell accuracy at the same (N, C) (``tasks``: ``rescore.summarise`` per task), where the run has that
+    task; ``others``: the labels of probes of another model (compared on request, named in every row)."""
+    return [{"grid_size": n, "num_colors": c, "probe": label, "other_model": label in others,
+             "probe_cell_accuracy": curve[n], "end_to_end_cell_accuracy": tasks[(n, c)]["cell_accuracy"],
+             "gap": gap(curve[n], tasks[(n, c)]["cell_accuracy"])}
+            for (c, label), curve in sorted(curves.items()) for n in sorted(curve) if (n, c) in tasks]
 
 
 def sections(probes: list[dict], e2e: dict[tuple[int, int], float]) -> list[dict]:
@@ -78,5 +89,5 @@ def summary(probes: list[dict], scored: Iterable[Scored]) -> dict | None:
     a model without probe results."""
     if not probes:
         return None
-    secs = sections(probes, end_to_end(scored))
+    secs = sections(probes, cell_accuracy_by_task(scored))
     return {"headline": headline(secs), "scaled": headline(secs, scaled=True), "sections": secs}

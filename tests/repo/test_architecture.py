@@ -101,13 +101,13 @@ def test_the_module_graph_has_no_cycle():
 
 
 #: Inside ``harness_tasks``, the rooms by trade, lowest first: serving, what every run shares, one folder per harness
-#: (and its generated task folders' hooks), then ``evaluate``/``cli`` on top. The answer core is ``scoring``, a
-#: package below both ``harness_tasks`` and ``leaderboard``.
+#: (and its generated task folders' hooks), then ``evaluate`` on top (its command line: ``g2m_cli.evaluate``).
+#: The answer core is ``scoring``, a package below ``harness_tasks`` and every room after the score.
 HARNESS_ROOMS = {"serving": 1, "evaluation": 2, "with_lm_eval": 3, "with_lmms_eval": 3, "with_inspect": 3,
-                 "with_vlmevalkit": 3, "lm_eval_tasks": 3, "lmms_eval_tasks": 3, "evaluate": 4, "cli": 5}
+                 "with_vlmevalkit": 3, "lm_eval_tasks": 3, "lmms_eval_tasks": 3, "evaluate": 4}
 #: Inside ``dataset_builder``: the grids (spec, palette, generator, renderer, PNG, prompt) know nothing of the
-#: release (tables, shards, manifest, card, verify, push), and the command line sits on both.
-DATASET_BUILDER_ROOMS = {"grids": 0, "release": 1, "cli": 2}
+#: release (tables, shards, manifest, card, verify, push); the command line is ``g2m_cli.release``.
+DATASET_BUILDER_ROOMS = {"grids": 0, "release": 1}
 
 
 def _room(module: str, package: str = "harness_tasks") -> str | None:
@@ -174,8 +174,8 @@ def test_no_room_reaches_into_another_rooms_private_names():
 
 
 #: Inside ``probing``, lowest first: the single-point probe (encoders, token layouts, feature cache, probe, plots), the
-#: layer sweep built on it, then the command line on top. ``tiny`` (the offline test models) serves both rooms.
-PROBING_ROOMS = {"tiny": 0, "core": 1, "sweep": 2, "cli": 3}
+#: layer sweep built on it (the command line: ``g2m_cli.probe``). ``tiny`` (the offline test models) serves both.
+PROBING_ROOMS = {"tiny": 0, "core": 1, "sweep": 2}
 
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if _room(m, "probing")))
@@ -208,6 +208,15 @@ def test_no_module_is_over_300_lines(module):
     assert lines <= MODULE_LINES, f"{module} is {lines} lines; split it by job"
 
 
+def test_argparse_is_only_in_the_command_line():
+    """Library modules take typed arguments; parsing flags is ``g2m_cli``'s job (and ``g2m_base.flags``'s shared
+    vocabulary), so a library call never depends on a parser. Two child programs keep a command line of their own: the
+    lm-eval runner (``g2m-lm-eval``) and the server's supervisor (``g2m-serve-supervisor``)."""
+    own_cli = ("g2m_cli", "g2m_base.flags", "harness_tasks.with_lm_eval.cli", "harness_tasks.serving.supervisor")
+    users = sorted(m for m in MODULES if "argparse" in _imports(m, MODULES[m]) and not m.startswith(own_cli))
+    assert users == []
+
+
 def test_every_page_is_a_template_rendered_with_autoescape():
     """HTML is written only by templates: no leaderboard module builds a tag in a Python string, nor escapes by hand."""
     tag = re.compile(r"[\"'](?:[^\"']*)<(?:/?)(?:html|body|h[1-6]|p|a|div|table|tr|td|th|img|pre|svg|g|script|span)\b")
@@ -217,7 +226,8 @@ def test_every_page_is_a_template_rendered_with_autoescape():
 
 
 def test_the_command_module_registers_every_package_statically():
-    assert {"dataset_builder.cli", "harness_tasks.cli", "probing.cli", "g2m_cli.after_score"} <= graph()["g2m_cli.main"]
+    assert {"g2m_cli.release", "g2m_cli.evaluate", "g2m_cli.probe", "g2m_cli.report",
+            "g2m_cli.submit", "g2m_cli.board"} <= graph()["g2m_cli.main"]
 
 
 #: Each shared value, as it would be written if someone typed it again, and its one home. 512 also names things that

@@ -1,4 +1,4 @@
-"""Shapes of wrong answers (``reports.shapes``) and the span the parser read (``reports.spans``), as tables."""
+"""Shapes of wrong answers (``viewer.shapes``) and the span the parser read (``viewer.spans``), as tables."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The Digital Agnosia gap of a leaderboard row (``rescoring.gap``), and the check a cached row's gap must
-pass (``site.gap_board.well_formed``). Fast: re-scored sections as ``probe_section.rescore`` returns them, and real
-scored outputs."""
+"""The Digital Agnosia gap of a leaderboard row (``scoring.rescoring.gap``), and the check a cached row's gap must
+pass (``leaderboard.gap_board.well_formed``). Fast: re-scored sections as ``probe_section.rescore`` returns them, and
+real scored outputs."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def test_the_headline_is_the_largest_n_with_an_end_to_end_counterpart_at_its_bes
 
 
 def test_sections_use_only_re_scored_numbers_in_depth_order():
-    (s,) = gap.sections([SECTIONS["n20 sweep"]], gap.end_to_end(_scored((0, 0))))
+    (s,) = gap.sections([SECTIONS["n20 sweep"]], gap.cell_accuracy_by_task(_scored((0, 0))))
     assert [q["point"] for q in s["readouts"]] == ["projector", "llm.002"]  # the submitted points' order
     assert [q["cell_accuracy"] for q in s["readouts"]] == [0.6, 0.7]  # never the submitted 0.999
     assert [q["layer"] for q in s["readouts"]] == [0, 1] and s["figure"] == "sweep_0.png"
@@ -78,7 +78,7 @@ def test_end_to_end_is_summarises_cell_accuracy():
     from scoring.rescoring.rescore import by_task, summarise
 
     scored = _scored((20, 3))
-    assert gap.end_to_end(scored) == {k: summarise(v)["cell_accuracy"] for k, v in by_task(scored).items()}
+    assert gap.cell_accuracy_by_task(scored) == {k: summarise(v)["cell_accuracy"] for k, v in by_task(scored).items()}
 
 
 @cache

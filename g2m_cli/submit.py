@@ -1,42 +1,17 @@
-"""``g2m report``, ``g2m submit``, ``g2m eval-results``, ``g2m validate`` and ``g2m leaderboard build``: thin parsing
-over the rooms after the score (``report``, ``submission``, ``leaderboard``, ``on_hub``)."""
+"""``g2m submit``, ``g2m eval-results`` and ``g2m validate``: thin parsing over ``submission`` and
+``on_hub.eval_results``."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from dataset_builder.grids.spec import DEFAULT_RESOLUTION, PATCH_SIZES
 from g2m_base.errors import UsageError
-from g2m_base.flags import add_out, add_quiet
+from g2m_base.flags import add_out
 from g2m_base.untrusted import term
-from g2m_cli import audit as audit_cli
-from g2m_cli import hub as hub_cli
+from g2m_cli.report import add_run
 from on_hub import eval_results as hub_results
 
-
-def _report(args: argparse.Namespace) -> int:
-    from report.report import ReportOptions, build_report
-
-    opts = ReportOptions(patches=tuple(args.patches), input_size=args.input_size, overlay_patch=args.overlay_patch,
-                         allow_partial=args.allow_partial, compare_other_models=args.compare_other_models)
-    rep = build_report(args.run_dir, args.out, args.probes, opts, run=args.run)
-    o = rep["overall"]
-    partial = f"PARTIAL run ({len(rep['partial'])} task(s) incomplete): " if rep.get("partial") else ""
-    failed = round(o["request_failed"] * o["n"])
-    print(f"{partial}{term(rep['model'])}: exact match {o['exact_match']:.3f}, cell accuracy {o['cell_accuracy']:.3f}, "
-          f"parse failed {o['parse_failed']:.3f}, truncated {o['truncated']:.3f}, request failed "
-          f"{o['request_failed']:.3f} ({failed:,} without an answer) over {o['n']:,} samples\nreport: "
-          f"{term(rep['output_dir'])}/index.html\n{term(rep['run_read'], 1000)}")
-    cut = rep.get("cut_by_spreadsheet") or []
-    if cut:
-        print(f"warning: {len(cut):,} predictions cut by the .xlsx format at {cut[0]['chars']:,} characters, not "
-              f"scored: {', '.join(term(c['id']) for c in cut[:20])}{' ...' if len(cut) > 20 else ''}; use the .tsv "
-              "(PRED_FORMAT=tsv)", file=sys.stderr)
-    return 0
-
-
-#: The model facts a board row shows, the words for each and the flags that set them (a missing one shows as -).
 INFO_FLAGS = {"params": ("the parameter count", "--params 8B"),
               "open_weights": ("open weights or API", "--open-weights or --api"),
               "release_date": ("the release date", "--release-date YYYY-MM-DD"),
@@ -97,21 +72,6 @@ def _validate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _build(args: argparse.Namespace) -> int:
-    from leaderboard.build import build_site
-
-    res = build_site(args.submissions, args.out, progress=not args.quiet, hub=args.hub, hub_endpoint=args.hub_endpoint,
-                     audits=args.audits)
-    print(f"built {term(res['output_dir'])}/index.html: {res['submissions']} accepted submissions, "
-          f"{len(res['rejected'])} rejected, {res['rows']} rows with the baselines; {res['scored']} files scored, "
-          f"{res['cached']} rows from the cache")
-    if res["hub"] is not None:
-        print(f"the Hub's leaderboard: {term(res['hub'].note, 1000)}")
-    for r in res["rejected"]:
-        print(f"rejected {term(r['file'])}: {term(r['reason'], 1000)}", file=sys.stderr)
-    return 0
-
-
 def _eval_results(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -128,33 +88,7 @@ def _eval_results(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_run(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--run", default=None, metavar="DATE", help="which run of the folder to read: the date of its "
-                   "results_<DATE>.json (or that file); default the newest, and the command says when there are others")
-
-
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("report", help="tables and figures from a run of the G2M tasks (any harness)",
-                       description="Re-score every logged output of one run (both protocols) into tables with 95% "
-                                   "intervals, figures and an HTML page; with --probes, the Digital Agnosia gap.")
-    p.add_argument("run_dir",
-                   help="the run folder of one model (g2m-runs/<model>, from lm-eval, lmms-eval or inspect), "
-                                   "or a VLMEvalKit prediction file (<model>_Grid2Matrix.tsv/.xlsx) or its outputs "
-                                   "folder")
-    add_out(p, "report folder (default: RUN_DIR/report)", default=None)
-    p.add_argument("--probes", default=None, help="folder of g2m probe results to draw against the end-to-end scores")
-    p.add_argument("--compare-other-models", action="store_true",
-                   help="compare with probes of another model than the run's (refused otherwise); both are named")
-    p.add_argument("--patches", type=float, nargs="+", default=list(PATCH_SIZES),
-                   help="patch sizes for the alignment analysis")
-    p.add_argument("--input-size", type=float, default=float(DEFAULT_RESOLUTION),
-                   help="image side the model sees, in px (after its resizing)")
-    p.add_argument("--overlay-patch", type=float, default=None, help="draw this patch grid on the heatmaps")
-    p.add_argument("--allow-partial", action="store_true", help="report a run whose samples files do not match what "
-                                                                "it recorded; every table and figure says PARTIAL")
-    _add_run(p)
-    p.set_defaults(func=_report, extra="report")
-
     p = sub.add_parser("submit", help="write a leaderboard submission file from a run (any harness)",
                        description="Write one file with the run's metadata and every zero_shot output, checked "
                                    "against the release; send it as a pull request (the board re-scores it).")
@@ -163,7 +97,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_out(p, "file to write (.json or .json.gz; default RUN_DIR/submission.json.gz)", default=None)
     p.add_argument("--allow-partial", action="store_true",
                    help="write it even if ids are missing (it will not validate)")
-    _add_run(p)
+    add_run(p)
     p.add_argument("--model-id", default=None, help="the model's id on the Hub, ORG/NAME (default: the name the run "
                                                     "gives it; a local folder must be named this way)")
     p.add_argument("--params", default=None, help="parameter count, e.g. 8B or 235B-A22B (asked at a terminal)")
@@ -189,27 +123,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", help="the submission file (.json or .json.gz)")
     add_out(p, "write the re-scored results as JSON", default=None)
     p.set_defaults(func=_validate, extra="report")
-
-    p = sub.add_parser("leaderboard", help="build the static leaderboard site")
-    lsub = p.add_subparsers(dest="leaderboard_command", required=True, metavar="COMMAND")
-    b = lsub.add_parser("build", help="validate and re-score every submission, then write the site",
-                        description="Validate and re-score every submission in the folder, give each row its tier "
-                                    "from the audit records, and write the static site, CSV and markdown; a rebuild "
-                                    "into the same folder scores only new or changed files.")
-    b.add_argument("submissions", help="folder of submission files (.json, .json.gz)")
-    add_out(b, "site folder (rebuilding into the same folder scores only new or changed files: see .g2m-cache)",
-            required=True)
-    add_quiet(b)
-    b.add_argument("--hub", action="store_true", help="also list, apart and unranked, what the Hub's leaderboard of "
-                   "the release reports (at HF_ENDPOINT), marking the models re-scored here; skipped with a note "
-                   "offline")
-    b.add_argument("--hub-endpoint", default=None, metavar="URL",
-                   help="read the Hub's leaderboard there (implies --hub)")
-    b.add_argument("--audits", default=None, help="the folder of audit records (g2m audit; default: "
-                                                  "SUBMISSIONS/audits); each row's tier comes from them")
-    b.set_defaults(func=_build, extra="report")
-    audit_cli.register(sub, lsub)
-    hub_cli.register(lsub)
 
 
 def _register_eval_results(sub: argparse._SubParsersAction) -> None:
