@@ -12,6 +12,7 @@ points (1/72 inch), as in any plotting library, so a figure is specified in inch
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -27,7 +28,9 @@ SCALE = 2
 #: Each marker's corners on a circle of radius 1 about its centre, y downwards (a circle, "o", has none).
 MARKER_CORNERS = {"s": ((-0.9, -0.9), (0.9, -0.9), (0.9, 0.9), (-0.9, 0.9)),
                   "^": ((0, -1.1), (1, 0.75), (-1, 0.75)),
-                  "D": ((0, -1), (0.8, 0), (0, 1), (-0.8, 0))}
+                  "D": ((0, -1), (0.8, 0), (0, 1), (-0.8, 0)),
+                  "*": tuple((round(r * math.sin(k * math.pi / 5), 4), round(-r * math.cos(k * math.pi / 5), 4))
+                             for k, r in zip(range(10), (1.15, 0.47) * 5, strict=True))}
 #: The one font of every figure: Pillow's own (Aileron), so a figure needs no font from the system and is drawn the
 #: same on any machine with the same Pillow; an SVG names it first, then common sans-serif fallbacks.
 FONT_FAMILY = "Aileron, DejaVu Sans, Helvetica, Arial, sans-serif"
@@ -64,7 +67,7 @@ class Lines:
 class Marker:
     x: float
     y: float
-    shape: str  # "o" circle, "s" square, "^" triangle, "D" diamond (any other shape: a diamond)
+    shape: str  # "o" circle, "s" square, "^" triangle, "D" diamond, "*" star (any other shape: a diamond)
     size: float  # points across
     colour: str
     label: str = ""

@@ -1,5 +1,5 @@
 """A ``Canvas`` drawn as a PNG by Pillow: at ``SCALE`` times its size and then reduced, so that sloped lines, markers
-and text have smooth edges (Pillow draws shapes without anti-aliasing); written by ``plotting.png_bytes``."""
+and text have smooth edges (Pillow draws shapes without anti-aliasing); written by ``g2m_base.png``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from PIL import ImageDraw, __version__
 
 from drawing.canvas import DPI, PT, SCALE, Canvas, Image, Lines, Marker, Rect, Text, font
 from drawing.colours import hex_rgb
-from g2m_base.plotting import png_bytes
+from g2m_base.png import rgb_png
 
 _ANCHOR_H = {"left": "l", "center": "m", "right": "r"}
 _ANCHOR_V = {"baseline": "s", "center": "m", "top": "t"}
@@ -33,7 +33,7 @@ def png(canvas: Canvas) -> bytes:
         elif isinstance(shape, Image):
             _image(im, shape)
     rgb = np.asarray(im.reduce(SCALE))
-    return png_bytes(rgb, DPI, {"Software": f"grid2matrix figures, Pillow {__version__}"})
+    return rgb_png(rgb, DPI, {"Software": f"grid2matrix figures, Pillow {__version__}"})
 
 
 def _rgba(colour: str, alpha: float = 1.0) -> tuple[int, int, int, int]:

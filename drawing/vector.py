@@ -9,7 +9,7 @@ from pathlib import Path
 
 from drawing.canvas import DPI, FONT_FAMILY, PT, Canvas, Image, Lines, Marker, Rect, Text
 from drawing.html import render
-from g2m_base.plotting import png_bytes
+from g2m_base.png import rgb_png
 
 TEMPLATES = Path(__file__).with_name("templates")
 _ANCHOR = {"left": "start", "center": "middle", "right": "end"}
@@ -51,6 +51,6 @@ def _item(s) -> dict:
         return {"kind": "text", "x": _n(s.x), "y": _n(s.y), "size": _n(s.size * PT), "anchor": _ANCHOR[s.ha],
                 "baseline": _BASELINE[s.va], "colour": s.colour, "transform": turn, "text": s.text}
     if isinstance(s, Image):
-        href = "data:image/png;base64," + base64.b64encode(png_bytes(s.rgb, DPI, {})).decode("ascii")
+        href = "data:image/png;base64," + base64.b64encode(rgb_png(s.rgb, DPI, {})).decode("ascii")
         return {"kind": "image", "x": _n(s.x), "y": _n(s.y), "w": _n(s.w), "h": _n(s.h), "href": href}
     raise TypeError(f"not a shape: {type(s).__name__}")

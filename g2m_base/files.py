@@ -179,3 +179,31 @@ def folder_lock(root: Path, name: str, busy: str) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+def remove_unwritten(out: Path, keep: set[str], fixed: tuple[str, ...] = ()) -> None:
+    """Every file of the folder ``out`` that a build did not write or check is removed, at any depth, with the
+    folders it leaves empty (``fixed``: top folders kept even empty): a withdrawn submission's page, and anything
+    else put there (a site folder copied from elsewhere may hold files a reader would take for the board's).
+    ``keep``: paths relative to ``out``. Entries at the top whose names start with a dot (a cache, a Space's
+    ``.git``) are left alone; a link is removed, never followed."""
+    for top in out.iterdir():
+        if top.name.startswith("."):
+            continue
+        if top.is_symlink() or not top.is_dir():
+            if top.name not in keep:
+                top.unlink()
+            continue
+        for folder, dirs, names in os.walk(top, topdown=False):
+            here = Path(folder)
+            for name in names:
+                if (here / name).relative_to(out).as_posix() not in keep:
+                    (here / name).unlink()
+            for name in dirs:
+                sub = here / name
+                if sub.is_symlink():
+                    sub.unlink()  # never followed: a link out of the site is not the site's
+                elif not any(sub.iterdir()):
+                    sub.rmdir()
+        if top.name not in fixed and not any(top.iterdir()):
+            top.rmdir()

@@ -23,7 +23,7 @@ EXTRAS_OF = {
     "datasets": ("",), "huggingface_hub": ("",), "numpy": ("",), "PIL": ("",), "pyarrow": ("",), "tqdm": ("",),
     "lm_eval": ("harness",), "aiohttp": ("harness",), "tenacity": ("harness",),
     "transformers": ("harness", "probing"), "accelerate": ("harness", "probing"), "torch": ("harness", "probing"),
-    "matplotlib": ("report", "probing"), "openpyxl": ("report",), "safetensors": ("probing",),
+    "openpyxl": ("report",), "safetensors": ("probing",),
     "inspect_ai": ("inspect",), "openai": ("inspect", "lmms-eval"),
     "vllm": ("vllm",), "ray": ("vllm",),
     "filelock": ("lmms-eval",), "evaluate": ("lmms-eval",), "sacrebleu": ("lmms-eval",), "loguru": ("lmms-eval",),

@@ -7,7 +7,6 @@ One place decides how such text is shown in each medium and what is refused outr
   escape, so a model id can neither forge a line nor recolour the screen;
 - ``md``: for markdown, HTML is escaped (a renderer that passes HTML through shows it as text) and markdown
   punctuation is backslash-escaped, so no link, image or table cell can be injected;
-- ``plot``: for a matplotlib title, the same as the terminal plus ``$`` (mathtext) escaped;
 - ``check_value``: the rule for model ids and metadata, shared by ``g2m validate`` and ``g2m leaderboard build``:
   strings without lone surrogates or control characters, bounded length, depth and size;
 - ``strict_json``: JSON out without NaN or Infinity (they are not JSON; they become null).
@@ -52,11 +51,6 @@ def term(text: object, limit: int = 300) -> str:
 def md(text: object, limit: int = 300) -> str:
     """``text`` as literal markdown: escaped for a terminal first, then HTML-escaped, then markdown-escaped."""
     return _MD_SPECIAL.sub(r"\\\1", html.escape(term(text, limit), quote=False))
-
-
-def plot(text: object, limit: int = 120) -> str:
-    """``text`` for a matplotlib title or label: no control characters, no mathtext."""
-    return term(text, limit).replace("$", r"\$")
 
 
 def unsafe_character(s: str) -> str | None:

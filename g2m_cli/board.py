@@ -17,12 +17,12 @@ def _build(args: argparse.Namespace) -> int:
 
     res = build_site(args.submissions, args.out, progress=not args.quiet, hub=args.hub, hub_endpoint=args.hub_endpoint,
                      audits=args.audits)
-    print(f"built {term(res['output_dir'])}/index.html: {res['submissions']} accepted submissions, "
-          f"{len(res['rejected'])} rejected, {res['rows']} rows with the baselines; {res['scored']} files scored, "
-          f"{res['cached']} rows from the cache")
-    if res["hub"] is not None:
-        print(f"the Hub's leaderboard: {term(res['hub'].note, 1000)}")
-    for r in res["rejected"]:
+    print(f"built {term(str(res.output_dir))}/index.html: {res.submissions} accepted submissions, "
+          f"{len(res.rejected)} rejected, {res.rows} rows with the baselines; {res.scored} files scored, "
+          f"{res.cached} rows from the cache")
+    if res.hub is not None:
+        print(f"the Hub's leaderboard: {term(res.hub.note, 1000)}")
+    for r in res.rejected:
         print(f"rejected {term(r['file'])}: {term(r['reason'], 1000)}", file=sys.stderr)
     return 0
 

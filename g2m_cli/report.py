@@ -16,14 +16,13 @@ def _report(args: argparse.Namespace) -> int:
     opts = ReportOptions(patches=tuple(args.patches), input_size=args.input_size, overlay_patch=args.overlay_patch,
                          allow_partial=args.allow_partial, compare_other_models=args.compare_other_models)
     rep = build_report(args.run_dir, args.out, args.probes, opts, run=args.run)
-    o = rep["overall"]
-    partial = f"PARTIAL run ({len(rep['partial'])} task(s) incomplete): " if rep.get("partial") else ""
-    failed = round(o["request_failed"] * o["n"])
-    print(f"{partial}{term(rep['model'])}: exact match {o['exact_match']:.3f}, cell accuracy {o['cell_accuracy']:.3f}, "
-          f"parse failed {o['parse_failed']:.3f}, truncated {o['truncated']:.3f}, request failed "
-          f"{o['request_failed']:.3f} ({failed:,} without an answer) over {o['n']:,} samples\nreport: "
-          f"{term(rep['output_dir'])}/index.html\n{term(rep['run_read'], 1000)}")
-    cut = rep.get("cut_by_spreadsheet") or []
+    o = rep.overall
+    partial = f"PARTIAL run ({len(rep.partial)} task(s) incomplete): " if rep.partial else ""
+    print(f"{partial}{term(rep.model)}: exact match {o.exact_match:.3f}, cell accuracy {o.cell_accuracy:.3f}, "
+          f"parse failed {o.parse_failed:.3f}, truncated {o.truncated:.3f}, request failed "
+          f"{o.request_failed:.3f} ({o.unanswered:,} without an answer) over {o.n:,} samples\nreport: "
+          f"{term(str(rep.output_dir))}/index.html\n{term(rep.run_read, 1000)}")
+    cut = rep.cut_by_spreadsheet
     if cut:
         print(f"warning: {len(cut):,} predictions cut by the .xlsx format at {cut[0]['chars']:,} characters, not "
               f"scored: {', '.join(term(c['id']) for c in cut[:20])}{' ...' if len(cut) > 20 else ''}; use the .tsv "

@@ -10,17 +10,17 @@ the paper's reported numbers, never ranked. Rejected files are listed with their
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
 from audit import records as audit_records
 from audit.records import AUDITS_DIR
 from g2m_base.errors import UsageError
-from g2m_base.files import ensure_dir, folder_lock
+from g2m_base.files import ensure_dir, folder_lock, remove_unwritten
 from g2m_base.untrusted import skeleton, term
 from leaderboard import baseline_store
 from leaderboard.cache import CACHE_DIR, Cache, file_digest, signing_key
@@ -47,8 +47,28 @@ class _Outcome(NamedTuple):
     cacheable: bool = True
 
 
+@dataclass(frozen=True)
+class SiteBuild:
+    """What a build of the site did: rows on the board (baselines included), accepted submissions, the files refused
+    (each ``{"file", "reason"}``), where it wrote, the Hub's listing (``--hub``), where each baseline's outputs came
+    from, the audit records read and ignored, the rows without one, and files scored now against rows from the
+    cache."""
+
+    rows: int
+    submissions: int
+    rejected: list[dict]
+    output_dir: Path
+    hub: object
+    baselines: dict[str, str]
+    audits: int
+    ignored_audits: list[str]
+    unaudited: object
+    scored: int
+    cached: int
+
+
 def build_site(submissions: str | Path, out: str | Path, progress: bool = True, hub: bool = False,
-               hub_endpoint: str | None = None, audits: str | Path | None = None) -> dict:
+               hub_endpoint: str | None = None, audits: str | Path | None = None) -> SiteBuild:
     """Build the site in ``out`` from the folder ``submissions`` (see ``_build_site``), holding a lock on ``out``: two
     builds into one folder would remove each other's pages and cache entries, so a second one is refused at once.
     ``hub``: also list what the Hub's leaderboard of the release reports (``hub_board``; at ``hub_endpoint``, else
@@ -64,7 +84,7 @@ def build_site(submissions: str | Path, out: str | Path, progress: bool = True, 
 
 
 def _build_site(submissions: Path, out: Path, progress: bool, hub: bool, hub_endpoint: str | None,
-                audits: Path) -> dict:
+                audits: Path) -> SiteBuild:
     """Validate and re-score every submission, then write the site. A file that is refused, breaks a page, repeats
     another file's outputs or claims a built-in baseline's name is listed as rejected with its reason; it never stops
     the rest of the site. Each submission is rendered as soon as it is scored and only its summary is kept, so
@@ -88,12 +108,12 @@ def _build_site(submissions: Path, out: Path, progress: bool, hub: bool, hub_end
     reported = json.loads(REPORTED.read_text())
     hub_rows = read_hub_board(built, hub_endpoint) if hub else None
     write_index(out, built, reported, rejected, hub_rows)
-    _remove_unwritten(out, {*INDEX_FILES, *board.cache.files, *(r["page"] for r in built),
-                            *(r["raw"] for r in built if r.get("raw"))})
+    remove_unwritten(out, {*INDEX_FILES, *board.cache.files, *(r["page"] for r in built),
+                            *(r["raw"] for r in built if r.get("raw"))}, ("models", "raw"))
     board.cache.prune()
-    return {"rows": len(built), "submissions": sum(r["kind"] == "submission" for r in built), "rejected": rejected,
-            "output_dir": str(out), "hub": hub_rows, "baselines": baselines, "audits": len(records),
-            "ignored_audits": ignored, "unaudited": audit_records.unaudited(built), **counts}
+    return SiteBuild(rows=len(built), submissions=sum(r["kind"] == "submission" for r in built), rejected=rejected,
+                     output_dir=out, hub=hub_rows, baselines=baselines, audits=len(records), ignored_audits=ignored,
+                     unaudited=audit_records.unaudited(built), scored=counts["scored"], cached=counts["cached"])
 
 
 def _progress(files: list[Path]):
@@ -208,7 +228,7 @@ class _Board:
             r = _render({**outcome.accepted, "file": f.name, "scored": v.scored, "by_protocol": v.by_protocol,
                          "probes": v.probes, "tier": tier, "texts": v.texts}, self.submissions, self.out)
         except ModuleNotFoundError:
-            raise  # this machine lacks an extra (matplotlib, for a probe sweep's figure): not the submission's fault
+            raise  # this machine lacks an extra: not the submission's fault
         except Exception as e:  # noqa: BLE001 - one broken submission must not stop the site
             _complain(f.name, "broke its page")
             return None, f"could not be rendered ({type(e).__name__}: {e})"
@@ -241,33 +261,6 @@ def _baselines(cache: Cache, submissions: Path, out: Path, where: dict[str, str]
             baseline_store.save(cache, f"baseline:{name}")
             rows.append(r)
     return rows
-
-
-def _remove_unwritten(out: Path, keep: set[str]) -> None:
-    """Every file of the site folder that this build did not write or check is removed, at any depth, with the
-    folders it leaves empty: a withdrawn submission's page, and anything else put there (a site folder copied from
-    elsewhere may hold files a reader would take for the board's). ``keep``: paths relative to ``out``. Entries at the
-    top whose names start with a dot (the cache, a Space's ``.git``) are left alone."""
-    for top in out.iterdir():
-        if top.name.startswith("."):
-            continue
-        if top.is_symlink() or not top.is_dir():
-            if top.name not in keep:
-                top.unlink()
-            continue
-        for folder, dirs, names in os.walk(top, topdown=False):
-            here = Path(folder)
-            for name in names:
-                if (here / name).relative_to(out).as_posix() not in keep:
-                    (here / name).unlink()
-            for name in dirs:
-                sub = here / name
-                if sub.is_symlink():
-                    sub.unlink()  # never followed: a link out of the site is not the site's
-                elif not any(sub.iterdir()):
-                    sub.rmdir()
-        if top.name not in ("models", "raw") and not any(top.iterdir()):
-            top.rmdir()
 
 
 def _render(r: dict, submissions: Path, out: Path) -> dict:

@@ -38,7 +38,7 @@ from g2m_base.errors import UsageError
 from g2m_base.files import TEMP_MARK, atomic_write_text
 from g2m_base.untrusted import strict_json
 from scoring.catalog import TASK_VERSION
-from scoring.rescoring.rescore import summarise
+from scoring.rescoring.rescore import SCORE_KEYS
 from scoring.score import METRICS, PROTOCOLS
 
 CACHE_DIR = ".g2m-cache"
@@ -53,7 +53,7 @@ MAX_ENTRY_BYTES = 4 << 20  # an entry is ~20 KB
 #: How each row's outputs are scored: (name of the scores, protocol) for ``records`` and for ``paper_records``.
 SCORINGS = ((("g2m", "g2m"), ("paper_rule_on_g2m", "paper")), (("paper", "paper"),))
 #: The fields of a summary (``rescore.summarise``): the count, rates in [0, 1], and their intervals (``*_ci``).
-_SUMMARY = tuple(summarise([]))
+_SUMMARY = SCORE_KEYS
 
 
 def scorer_version() -> dict:

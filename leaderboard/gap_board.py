@@ -13,7 +13,7 @@ import math
 from pathlib import Path
 
 from drawing.html import fmt, fmt_ci, render
-from g2m_base.untrusted import plot
+from g2m_base.untrusted import term
 from scoring.rescoring.gap import HEADLINE_KEYS, READOUT_KEYS, SECTION_KEYS
 from submission.probe_section import ROLES
 
@@ -73,7 +73,7 @@ def draw_sweeps(row: dict, assets: Path) -> list[dict]:
     """Each probe section's sweep map, drawn from its re-scored read-outs only (in depth order, stage and layer from
     the submitted point of the same name), with the row's end-to-end cell accuracy at its (N, C) as the reference
     line; and its table. What ``model.html.j2`` shows under "Digital Agnosia gap"."""
-    from probing.core.plots import plot_sweep
+    from probing.figures.sweep import plot_sweep
 
     out = []
     for i, s in enumerate((row.get("gap") or {}).get("sections", [])):
@@ -82,7 +82,7 @@ def draw_sweeps(row: dict, assets: Path) -> list[dict]:
                    "exact_match": q["exact_match"]} for q in s["readouts"]]
         ref = None if s["end_to_end"] is None else {"cell_accuracy": s["end_to_end"],
                                                     "source": "its answers, G2M protocol"}
-        plot_sweep(points, assets / s["figure"], f"{plot(row['name'], 60)} on {s['config']}: re-scored probe "
+        plot_sweep(points, assets / s["figure"], f"{term(row['name'], 60)} on {s['config']}: re-scored probe "
                    "read-outs by depth", 1 / s["num_colors"], ref)
         out.append({"id": _anchor(i), "figure": s["figure"], "kind": s["kind"], "config": s["config"],
                     "scale": f"{s['scale']:g}", "test_rows": f"{s['rows']:,}",

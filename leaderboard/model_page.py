@@ -32,7 +32,7 @@ def write_model_page(row: dict, folder: Path) -> str:
     page_slug = row["slug"]
     assets = folder / page_slug
     assets.mkdir(parents=True, exist_ok=True)
-    tasks = {k: summarise(v) for k, v in by_task(scored).items()}
+    tasks = {k: summarise(v).as_dict() for k, v in by_task(scored).items()}
     outcomes = cell_outcomes(scored)
     hms = heatmaps(outcomes)
     counts = {n: len(o.parsed) for n, o in outcomes.items()}

@@ -66,8 +66,9 @@ def summaries(row: dict, view: str) -> dict:
     by_protocol = row.get("by_protocol") or {}
     paper_key, mark = ("paper", "") if "paper" in by_protocol else ("paper_rule_on_g2m", "*")
     paper = [s for s in by_protocol.get(paper_key, []) if keep(s)]
-    return {"overall": summarise(scored), "paper": summarise(paper) if paper else None, "paper_mark": mark,
-            "by_n": {n: summarise([s for s in scored if s.grid_size == n]) for n in ZERO_SHOT_SIZES}}
+    return {"overall": summarise(scored).as_dict(),
+            "paper": summarise(paper).as_dict() if paper else None, "paper_mark": mark,
+            "by_n": {n: summarise([s for s in scored if s.grid_size == n]).as_dict() for n in ZERO_SHOT_SIZES}}
 
 
 #: A figure's file name in a model page's folder (never hidden, never a path).

@@ -107,10 +107,10 @@ def _audit(opts: CycleOptions, repo: Path, say) -> int:
     return 1 if failed else 0
 
 
-def _build(opts: CycleOptions, repo: Path, say) -> dict:
+def _build(opts: CycleOptions, repo: Path, say):
     from leaderboard.build import build_site
 
     res = build_site(repo / SUBMISSIONS_DIR, opts.work / "site", progress=opts.progress, audits=repo / AUDITS_DIR)
-    say(f"built {term(res['output_dir'])}/index.html: {res['submissions']} accepted submissions, "
-        f"{len(res['rejected'])} rejected, {res['scored']} files scored, {res['cached']} rows from the cache")
+    say(f"built {term(str(res.output_dir))}/index.html: {res.submissions} accepted submissions, "
+        f"{len(res.rejected)} rejected, {res.scored} files scored, {res.cached} rows from the cache")
     return res

@@ -132,7 +132,7 @@ def eval_result_entries(validation, source_url: str, left_out: list[str] | None 
         left_out.append(f"the task version {term(gen.get('task_version'), 60)} (not a version number)")
     notes = _notes(meta, tier)
     return [EvalResultEntry(dataset_id=HUB_REPO_ID, task_id=task_id, dataset_revision=DATASET_REVISION,
-                            value=summarise(task_rows(validation.scored, task_id))["cell_accuracy"], date=date,
+                            value=summarise(task_rows(validation.scored, task_id)).cell_accuracy, date=date,
                             source_url=source_url, source_name="G2M submission (raw outputs)", notes=notes)
             for task_id in HUB_TASKS]
 

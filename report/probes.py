@@ -17,7 +17,7 @@ from dataset_builder.grids.spec import (
 )
 from g2m_base.bounded_json import Rejected, read_json
 from g2m_base.errors import UsageError
-from g2m_base.untrusted import plot
+from g2m_base.untrusted import term
 from submission.probe_section import rescored_sweep
 
 
@@ -93,14 +93,14 @@ def sweep_sections(sweeps: list[dict], tasks: dict, out: Path, model: str,
                    others: dict[str, str] | None = None) -> tuple[list[dict], dict]:
     """Each sweep against this run's end-to-end cell accuracy at its (N, C), point by point, and its figure.
     ``others``: sweep file -> "probe of X, answers of Y" for a sweep of another model (compared on request)."""
-    from probing.core.plots import plot_sweep
+    from probing.figures.sweep import plot_sweep
 
     rows, figs = [], {}
     for i, sw in enumerate(sweeps):
         e2e = tasks.get((sw["grid_size"], sw["num_colors"]))
         other = (others or {}).get(sw["file"])
         ref = {"cell_accuracy": e2e["cell_accuracy"], "source": model} if e2e else None
-        figs[f"sweep_{i}"] = plot_sweep(sw["points"], out / f"sweep_{i}.png", f"{plot(Path(sw['model']).name, 60)} on "
+        figs[f"sweep_{i}"] = plot_sweep(sw["points"], out / f"sweep_{i}.png", f"{term(Path(sw['model']).name, 60)} on "
                                         f"{sw['config']}: probe by depth against the answers of {model}"
                                         + (" (ANOTHER MODEL)" if other else ""), 1 / sw["num_colors"], ref)[0]
         rows.append({**sw, "other_model": other, "end_to_end_cell_accuracy": e2e["cell_accuracy"] if e2e else None,

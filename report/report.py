@@ -14,7 +14,7 @@ from pathlib import Path
 from dataset_builder.grids.spec import DEFAULT_RESOLUTION, PATCH_SIZES
 from g2m_base.errors import UsageError
 from g2m_base.files import ensure_dir
-from g2m_base.untrusted import plot, term
+from g2m_base.untrusted import term
 from report import figures
 from report.probes import load_probes, load_sweeps, sweep_sections
 from report.report_page import write_report
@@ -22,6 +22,7 @@ from scoring.rescoring import patch_crossing
 from scoring.rescoring.gap import report_rows as gap_rows
 from scoring.rescoring.load import load_run
 from scoring.rescoring.rescore import (
+    TaskScores,
     by_task,
     cell_outcomes,
     color_bias,
@@ -66,15 +67,85 @@ def protocol_comparison(run, known: dict[str, list] | None = None) -> dict:
             scored = (known or {}).get(key)
             if scored is None:
                 scored = score_run(run, protocol, source)
-            out[key] = {"overall": summarise(scored), "tasks": {k: summarise(v) for k, v in by_task(scored).items()}}
+            out[key] = {"overall": summarise(scored).as_dict(),
+                        "tasks": {k: summarise(v).as_dict() for k, v in by_task(scored).items()}}
     return out
 
 
+@dataclass(frozen=True)
+class Report:
+    """What ``build_report`` wrote: ``document`` is ``report.json`` as written (the tables, analyses and figures'
+    names), ``overall`` the run's scores under its main protocol, ``run_read`` which results file was read and what
+    else the folder holds."""
+
+    document: dict
+    overall: TaskScores
+    output_dir: Path
+    run_read: str
+
+    @property
+    def model(self) -> str:
+        return self.document["model"]
+
+    @property
+    def partial(self) -> list[str]:
+        """The tasks whose samples did not match the run's record (reported with ``allow_partial``)."""
+        return self.document["partial"]
+
+    @property
+    def cut_by_spreadsheet(self) -> list[dict]:
+        return self.document["cut_by_spreadsheet"]
+
+
+@dataclass(frozen=True)
+class _Probes:
+    """The probe results a report draws against the run: curves (``(C, label) -> {N: accuracy}``, a probe of
+    another model labelled with both), sweeps, and the labels of probes of another model."""
+
+    curves: dict
+    sweeps: list
+    others: dict[str, str]
+    named: set[str]
+
+
 def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str | Path | None = None,
-                 options: ReportOptions = ReportOptions(), run: str | None = None) -> dict:
+                 options: ReportOptions = ReportOptions(), run: str | None = None) -> Report:
     """The report of the run ``run`` names in ``run_dir`` (``load_run``; default its newest), written to ``out``."""
     run = load_run(run_dir, allow_partial=options.allow_partial, run=run)
     out = ensure_dir(Path(out) if out else run.folder / "report")
+    main, scored, protocols = _scores(run)
+    tasks = protocols[main]["tasks"]  # the same rows: summarised once
+    found = _probes(run, probes, options)
+    partial = " (PARTIAL run)" if run.incomplete else ""
+    model = term(run.model, 60) + partial  # every figure writes its text as text (escaped in SVG)
+    outcomes = cell_outcomes(scored)
+    conf = confusion_by_palette(scored)
+    bias = {c: color_bias(m) for c, m in conf.items()}
+    align = [patch_crossing.alignment(outcomes, p, options.input_size) for p in options.patches]
+    figs = _figures(out, model, PROTOCOL_TITLES[main], tasks, found.curves, outcomes, conf, bias, align, options)
+    sweep_rows, sweep_figs = sweep_sections(found.sweeps, tasks, out, f"{model} ({main} protocol)", found.others)
+    figs.update(sweep_figs)
+    strategies = {k: Counter(r.score.strategy for r in v) for k, v in by_task(scored).items()}
+    document = {"model": run.model, "results_file": run.results_path.name, "other_runs": list(run.others),
+                "protocol": main, "overall": protocols[main]["overall"], "provenance": provenance(run, tasks),
+                "protocols": {k: {"overall": v["overall"], "tasks": [{"grid_size": n, "num_colors": c, **t}
+                                                                      for (n, c), t in v["tasks"].items()]}
+                              for k, v in protocols.items()},
+                "tasks": [{"grid_size": n, "num_colors": c, **t, "parse_strategies": dict(strategies[(n, c)])}
+                          for (n, c), t in tasks.items()],
+                "patch_alignment": align, "confusion": {str(c): m.tolist() for c, m in conf.items()},
+                "colour_bias": {str(c): b for c, b in bias.items()}, "failed_examples": failed_examples(run, scored),
+                "digital_agnosia_gap": [r.as_dict() for r in gap_rows(found.curves, tasks, found.named)],
+                "sweeps": sweep_rows, "figures": figs, "partial": list(run.incomplete),
+                "cut_by_spreadsheet": [{"id": i, "chars": chars} for i, chars in run.cut]}
+    document["viewer"] = write_viewer(out, run, scored, main, model)
+    write_report(out, document, tasks, document["overall"], run, options)
+    return Report(document, TaskScores(**document["overall"]), out, run.which())
+
+
+def _scores(run) -> tuple[str, list, dict]:
+    """The run's main protocol (G2M's when it has g2m tasks), its outputs scored under it, and every protocol's
+    summaries (``protocol_comparison``), the main protocol's rows scored once."""
     main = "g2m" if any(s.protocol == "g2m" for s in run.samples) else "paper"
     if main == "g2m":
         scored, rule = score_both_ways(run)
@@ -82,60 +153,41 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, probes: str
     else:
         scored = score_run(run, main)
         known = {main: scored}
-    protocols = protocol_comparison(run, known)
-    tasks, overall = protocols[main]["tasks"], protocols[main]["overall"]  # the same rows: summarised once
-    outcomes = cell_outcomes(scored)
-    hms = heatmaps(outcomes)
-    counts = {n: len(o.parsed) for n, o in outcomes.items()}
+    return main, scored, protocol_comparison(run, known)
+
+
+def _probes(run, probes: str | Path | None, options: ReportOptions) -> _Probes:
+    """The probe results in ``probes`` (none without it); a probe of another model is refused unless asked for,
+    and then named with both models wherever its gap shows (legend, table, JSON)."""
+    if not probes:
+        return _Probes({}, [], {}, set())
     models: dict[str, dict] = {}
-    curves = load_probes(probes, required=False, models=models) if probes else {}
-    sweeps = load_sweeps(probes) if probes else []
-    if sweeps:
-        import matplotlib  # noqa: F401  (a sweep's figure is matplotlib's: say the extra is missing before drawing)
-    if probes and not curves and not sweeps:
+    curves = load_probes(probes, required=False, models=models)
+    sweeps = load_sweeps(probes)
+    if not curves and not sweeps:
         load_probes(probes)  # says what it looked for
     others = identity.other_models(identity.of_run(run),
                                    {**models, **{sw["file"]: sw["model_record"] for sw in sweeps}},
                                    options.compare_other_models, str(probes))
-    # a probe of another model is named with both models wherever its gap shows (legend, table, JSON)
     named = {lab: f"{lab} ({others[lab]})" for lab in others}
-    curves = {(c, named.get(lab, lab)): v for (c, lab), v in curves.items()}
-    partial = " (PARTIAL run)" if run.incomplete else ""
-    model = term(run.model, 60) + partial  # the figures escape their text; matplotlib's sweeps need plot()'s
-    protocol = PROTOCOL_TITLES[main]  # every title says how the numbers were read: the paper's budget ends at N = 32
-    figs = {"accuracy": figures.accuracy_vs_n(tasks, out / "accuracy_vs_n.png", curves,
-                                              f"{model}: accuracy against grid size\n{protocol}")}
-    figs["heatmaps"] = figures.heatmap_grid(hms, counts, out / "heatmaps.png",
-                                            f"{model}: accuracy of each cell\n{protocol}",
-                                            options.overlay_patch, options.input_size)
-    conf = confusion_by_palette(scored)
-    bias = {c: color_bias(m) for c, m in conf.items()}
-    figs["confusion"] = figures.confusion(conf, bias, out / "confusion.png",
-                                          f"{model}: colour confusion per palette size\n{protocol}")
-    align = [patch_crossing.alignment(outcomes, p, options.input_size) for p in options.patches]
-    figs["alignment"] = figures.alignment(align, out / "patch_alignment.png",
-                                          f"{model}: patch alignment within each grid size\n{protocol}")
-    gap = gap_rows(curves, tasks, set(named.values()))
-    sweep_rows, sweep_figs = sweep_sections(sweeps, tasks, out, f"{plot(run.model, 60)}{partial} ({main} protocol)",
-                                            others)
-    figs.update(sweep_figs)
-    strategies = {k: Counter(r.score.strategy for r in v) for k, v in by_task(scored).items()}
-    report = {"model": run.model, "results_file": run.results_path.name, "other_runs": list(run.others),
-              "protocol": main, "overall": overall,
-              "provenance": provenance(run, tasks),
-              "protocols": {k: {"overall": v["overall"],
-                                "tasks": [{"grid_size": n, "num_colors": c, **t} for (n, c), t in v["tasks"].items()]}
-                            for k, v in protocols.items()},
-              "tasks": [{"grid_size": n, "num_colors": c, **s, "parse_strategies": dict(strategies[(n, c)])}
-                        for (n, c), s in tasks.items()],
-              "patch_alignment": align, "confusion": {str(c): m.tolist() for c, m in conf.items()},
-              "colour_bias": {str(c): b for c, b in bias.items()}, "failed_examples": failed_examples(run, scored),
-              "digital_agnosia_gap": gap, "sweeps": sweep_rows, "figures": figs, "partial": list(run.incomplete),
-              "cut_by_spreadsheet": [{"id": i, "chars": chars} for i, chars in run.cut]}
-    report["viewer"] = write_viewer(out, run, scored, main, model)
-    write_report(out, report, tasks, overall, run, options)
-    report["output_dir"], report["run_read"] = str(out), run.which()
-    return report
+    return _Probes({(c, named.get(lab, lab)): v for (c, lab), v in curves.items()}, sweeps, others,
+                   set(named.values()))
+
+
+def _figures(out: Path, model: str, protocol: str, tasks: dict, curves: dict, outcomes: dict, conf: dict,
+             bias: dict, align: list, options: ReportOptions) -> dict[str, str]:
+    """The report's four figures, each titled with the model and how its numbers were read (the paper's budget ends
+    at N = 32); returns their file names."""
+    hms = heatmaps(outcomes)
+    counts = {n: len(o.parsed) for n, o in outcomes.items()}
+    return {"accuracy": figures.accuracy_vs_n(tasks, out / "accuracy_vs_n.png", curves,
+                                              f"{model}: accuracy against grid size\n{protocol}"),
+            "heatmaps": figures.heatmap_grid(hms, counts, out / "heatmaps.png", f"{model}: accuracy of each cell\n"
+                                             f"{protocol}", options.overlay_patch, options.input_size),
+            "confusion": figures.confusion(conf, bias, out / "confusion.png",
+                                           f"{model}: colour confusion per palette size\n{protocol}"),
+            "alignment": figures.alignment(align, out / "patch_alignment.png",
+                                           f"{model}: patch alignment within each grid size\n{protocol}")}
 
 
 def provenance(run, tasks: dict) -> dict:

@@ -232,7 +232,8 @@ def validate(path: str | os.PathLike) -> Validation:
         if note:
             warnings.append(note)
         scores = _scores(records.scored["g2m"])
-        scores["protocols"] = {name: summarise(rows) for name, rows in (*records.scored.items(), *paper.scored.items())
+        scores["protocols"] = {name: summarise(rows).as_dict()
+                               for name, rows in (*records.scored.items(), *paper.scored.items())
                                if rows}
         by_protocol = {name: rows for name, rows in (*records.scored.items(), *paper.scored.items()) if rows}
         probes = probe_section.rescore(doc["probes"], meta["model"]["id"], meta["model"]) if "probes" in doc else []
@@ -251,6 +252,6 @@ def _scores(scored: list) -> dict:
     by_n: dict[int, list] = {}
     for r in scored:
         by_n.setdefault(r.grid_size, []).append(r)
-    return {"overall": summarise(scored),
-            "by_grid_size": {str(n): summarise(v) for n, v in sorted(by_n.items())},
-            "by_task": {cell_key(n, c): summarise(v) for (n, c), v in by_task(scored).items()}}
+    return {"overall": summarise(scored).as_dict(),
+            "by_grid_size": {str(n): summarise(v).as_dict() for n, v in sorted(by_n.items())},
+            "by_task": {cell_key(n, c): summarise(v).as_dict() for (n, c), v in by_task(scored).items()}}

@@ -1,10 +1,10 @@
-"""A minimal, deterministic PNG writer for palette images.
+"""The release's grid images as PNG, packed straight from their matrices, through the one PNG writer's chunks
+(``g2m_base.png``: why not Pillow is said there).
 
-Why not ``PIL.Image.save``: the bytes then depend on Pillow's bundled zlib flavour and its filter heuristics, which
-change between Pillow releases, and the release promises byte-identical files from the same seed. Here the bytes
-depend only on the deflate stream of Python's ``zlib`` at a fixed level (recorded in the build manifest), and the
-format is the simplest there is: 4-bit palette (our palette has 11 entries), filter type 0 on every row. It is also
-several times faster than PIL, and the files are small (about 2-6 KB per 512x512 grid).
+The release promises byte-identical files from the same seed: the bytes depend only on the deflate stream of Python's
+``zlib`` at a fixed level (recorded in the build manifest), and the format is the simplest there is: 4-bit palette
+(our palette has 11 entries), filter type 0 on every row. It is several times faster than PIL, and the files are
+small (about 2-6 KB per 512x512 grid).
 
 Every decoder reads it; ``datasets.Image(mode="RGB")`` hands users RGB arrays. The plain encoder of any index image,
 row by row, lives in ``tests/support/reference_png.py``: the build never calls it, the tests hold this one to its bytes.
@@ -21,16 +21,13 @@ import numpy as np
 
 from dataset_builder.grids.render import PALETTE_RGB, cell_layout
 from dataset_builder.grids.spec import OUTLINE_INDEX
+from g2m_base.png import SIGNATURE
+from g2m_base.png import chunk as _chunk
 
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 ZLIB_LEVEL = 2  # measured: 2-4x faster than 6 on these images, files ~1.5x larger (2-6 KB)
 _PLTE = PALETTE_RGB.tobytes()
 _BLOCK_IMAGES = 64  # images whose matrices are extended and checksummed in one pass
 _CHUNK_BYTES = 1 << 19  # image rows gathered per pass (512 kB: four 512 px images, in cache for zlib)
-
-
-def _chunk(kind: bytes, data: bytes) -> bytes:
-    return b"".join((struct.pack(">I", len(data)), kind, data, struct.pack(">I", zlib.crc32(data, zlib.crc32(kind)))))
 
 
 #: What ``zlib.compress`` writes before the deflate stream at our level (the stream itself does not depend on it).
@@ -42,7 +39,7 @@ _IDAT_CRC = zlib.crc32(_ZLIB_HEADER, zlib.crc32(b"IDAT"))  # an IDAT chunk's CRC
 @lru_cache(maxsize=16)
 def _head(side: int) -> bytes:
     """Signature, IHDR and PLTE of a square image: the same bytes for every image of one size."""
-    return PNG_SIGNATURE + _chunk(b"IHDR", struct.pack(">IIBBBBB", side, side, 4, 3, 0, 0, 0)) + _chunk(b"PLTE", _PLTE)
+    return SIGNATURE + _chunk(b"IHDR", struct.pack(">IIBBBBB", side, side, 4, 3, 0, 0, 0)) + _chunk(b"PLTE", _PLTE)
 
 
 @dataclass(frozen=True)

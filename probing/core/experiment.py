@@ -86,7 +86,7 @@ def run_probe(spec: ProbeSpec, progress: bool = True) -> dict:
         "versions": {"grid2matrix": __version__, **library_versions(VERSIONED)},
     }
     atomic_write_text(out / "result.json", json.dumps(result, indent=1) + "\n")
-    from probing.core.plots import plot_curve, plot_heatmap
+    from probing.figures.probe import plot_curve, plot_heatmap
 
     plot_heatmap(test["heatmap"], out / "heatmap.png", f"{safe_name(spec.encoder)} {spec.readout} {spec.config}: "
                  f"test cell accuracy {test['cell_accuracy']:.3f}")

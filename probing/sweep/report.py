@@ -19,7 +19,7 @@ from pathlib import Path
 
 from g2m_base.files import atomic_write_text
 from g2m_base.untrusted import term
-from probing.core.plots import plot_sweep
+from probing.figures.sweep import plot_sweep
 
 
 def write_sweep(sweep: dict, out: Path) -> dict:

@@ -1,9 +1,11 @@
 """The figures of a report and of a board's model page: accuracy against N, per-cell heatmaps, colour confusion,
 patch alignment. Each ``draw_*`` gives a ``Canvas`` (shapes in pixels, which tests read back); each writer below
-writes it as PNG (150 dpi) and, unless ``svg=False``, as SVG beside it, and returns the PNG's file name.
+writes it (``drawing.files.write``) as PNG (150 dpi) and, unless ``svg=False``, as SVG beside it, and returns the
+PNG's file name.
 
-They are drawn by the canvas, not matplotlib: these figures are the same few kinds of shapes every time, and a
-plotting library spent most of the scoring commands' CPU time laying out and drawing their text.
+They are drawn by the canvas, like every figure of ours (the probes' too, ``probing.figures``): these figures are the
+same few kinds of shapes every time, and a plotting library spent most of the scoring commands' CPU time laying out
+and drawing their text.
 """
 
 from __future__ import annotations
@@ -13,22 +15,11 @@ from pathlib import Path
 import numpy as np
 
 from dataset_builder.grids.spec import DEFAULT_RESOLUTION
-from drawing.canvas import Canvas
-from drawing.raster import png
-from drawing.vector import svg as svg_text
-from g2m_base.files import atomic_write_bytes, atomic_write_text
+from drawing.files import write
 from report.figures.accuracy import draw_accuracy_vs_n
 from report.figures.alignment import draw_alignment
 from report.figures.confusion import draw_confusion
 from report.figures.heatmaps import draw_heatmap_grid
-
-
-def write(canvas: Canvas, path: Path, svg: bool = True) -> str:
-    """The PNG at ``path`` and, with ``svg``, the SVG beside it; returns the PNG's file name."""
-    atomic_write_bytes(path, png(canvas))
-    if svg:
-        atomic_write_text(path.with_suffix(".svg"), svg_text(canvas))
-    return path.name
 
 
 def accuracy_vs_n(tasks: dict[tuple[int, int], dict], path: Path, probes: dict | None = None, title: str = "",

@@ -10,6 +10,7 @@ compute the gap here, so the same run and probes give the same gap in both. Pure
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -34,14 +35,30 @@ def gap(probe: float, e2e: float | None) -> float | None:
     return None if e2e is None else probe - e2e
 
 
+@dataclass(frozen=True)
+class GapRow:
+    """One row of ``g2m report``'s gap table: a probe's cell accuracy at (N, C) against the run's own answers there.
+    ``other_model``: the probe is of another model than the run's (compared on request, named in the row)."""
+
+    grid_size: int
+    num_colors: int
+    probe: str
+    other_model: bool
+    probe_cell_accuracy: float
+    end_to_end_cell_accuracy: float
+    gap: float
+
+    def as_dict(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
 def report_rows(curves: dict[tuple[int, str], dict[int, float]], tasks: dict[tuple[int, int], dict],
-                others: set[str]) -> list[dict]:
+                others: set[str]) -> list[GapRow]:
     """``g2m report``'s gap table: each probe curve (``(C, label) -> {N: probe cell accuracy}``) against the run's
-    re-scored cell accuracy at the same (N, C) (``tasks``: ``rescore.summarise`` per task), where the run has that
-    task; ``others``: the labels of probes of another model (compared on request, named in every row)."""
-    return [{"grid_size": n, "num_colors": c, "probe": label, "other_model": label in others,
-             "probe_cell_accuracy": curve[n], "end_to_end_cell_accuracy": tasks[(n, c)]["cell_accuracy"],
-             "gap": gap(curve[n], tasks[(n, c)]["cell_accuracy"])}
+    re-scored cell accuracy at the same (N, C) (``tasks``: ``rescore.summarise`` per task, as JSON), where the run
+    has that task; ``others``: the labels of probes of another model."""
+    return [GapRow(n, c, label, label in others, curve[n], tasks[(n, c)]["cell_accuracy"],
+                   gap(curve[n], tasks[(n, c)]["cell_accuracy"]))
             for (c, label), curve in sorted(curves.items()) for n in sorted(curve) if (n, c) in tasks]
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import lru_cache
 
 import numpy as np
@@ -122,7 +122,38 @@ def score_outputs(sample_id: str, output: object, target, num_colors: int, finis
             for protocol in protocols]
 
 
-def summarise(rows: list[Scored]) -> dict:
+@dataclass(frozen=True)
+class TaskScores:
+    """Scores of a group of outputs (a task, a grid size, a whole run), each rate with its 95% interval: Wilson's for
+    a counted rate, a seeded bootstrap over grids for cell accuracy; NaN for an empty group. ``as_dict`` is the
+    JSON every file of ours writes (these keys, in this order)."""
+
+    n: int
+    exact_match: float
+    exact_match_ci: tuple[float, float]
+    cell_accuracy: float
+    cell_accuracy_ci: tuple[float, float]
+    cell_accuracy_strict: float
+    parse_failed: float
+    parse_failed_ci: tuple[float, float]
+    truncated: float
+    truncated_ci: tuple[float, float]
+    request_failed: float
+    request_failed_ci: tuple[float, float]
+
+    def as_dict(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @property
+    def unanswered(self) -> int:
+        """Outputs without an answer (the request failed)."""
+        return round(self.request_failed * self.n) if self.n else 0
+
+
+SCORE_KEYS = tuple(f.name for f in fields(TaskScores))
+
+
+def summarise(rows: list[Scored]) -> TaskScores:
     """Scores of a group of outputs, each with its 95% interval."""
     n = len(rows)
     em = sum(r.score.exact_match for r in rows)
@@ -131,15 +162,10 @@ def summarise(rows: list[Scored]) -> dict:
     rf = sum(r.score.request_failed for r in rows)
     ca = np.array([r.score.cell_accuracy for r in rows])
     strict = np.array([r.score.cell_accuracy_strict for r in rows])
-    return {
-        "n": n,
-        "exact_match": em / n if n else math.nan, "exact_match_ci": wilson(em, n),
-        "cell_accuracy": float(ca.mean()) if n else math.nan, "cell_accuracy_ci": bootstrap_mean(ca),
-        "cell_accuracy_strict": float(strict.mean()) if n else math.nan,
-        "parse_failed": pf / n if n else math.nan, "parse_failed_ci": wilson(pf, n),
-        "truncated": tr / n if n else math.nan, "truncated_ci": wilson(tr, n),
-        "request_failed": rf / n if n else math.nan, "request_failed_ci": wilson(rf, n),
-    }
+    rate = (lambda k: k / n) if n else (lambda k: math.nan)
+    return TaskScores(n, rate(em), wilson(em, n), float(ca.mean()) if n else math.nan, bootstrap_mean(ca),
+                      float(strict.mean()) if n else math.nan, rate(pf), wilson(pf, n), rate(tr), wilson(tr, n),
+                      rate(rf), wilson(rf, n))
 
 
 def by_task(rows: Iterable[Scored]) -> dict[tuple[int, int], list[Scored]]:

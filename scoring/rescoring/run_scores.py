@@ -29,8 +29,9 @@ def sweep_reference(run_dir: str | Path, grid_size: int, num_colors: int, probed
     t = tasks[(grid_size, num_colors)]
     source = f"{run.model} ({protocol} protocol)" + (f", ANOTHER MODEL: {other['the sweep']}" if other else "")
     return {"source": source, "run": str(run_dir), "model": run.model, "other_model": bool(other),
-            "grid_size": grid_size, "num_colors": num_colors, "samples": t["n"],
-            **{k: t[k] for k in ("cell_accuracy", "cell_accuracy_ci", "exact_match", "exact_match_ci")}}
+            "grid_size": grid_size, "num_colors": num_colors, "samples": t.n,
+            "cell_accuracy": t.cell_accuracy, "cell_accuracy_ci": t.cell_accuracy_ci, "exact_match": t.exact_match,
+            "exact_match_ci": t.exact_match_ci}
 
 
 def score_run(run, protocol: str = "g2m", outputs_of: str | None = None) -> list:

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from dataset_builder.grids.png import PNG_SIGNATURE, encode_grid_png
+from dataset_builder.grids.png import encode_grid_png
 from dataset_builder.grids.render import PALETTE_RGB, render_indices
+from g2m_base.png import SIGNATURE as PNG_SIGNATURE
 from tests.support.lazy import lazy
 from tests.support.reference_png import encode_palette_png
 

@@ -40,9 +40,9 @@ def server():
     httpd.shutdown()
 
 
-def _viewer_rows(folder, report: dict) -> list[list]:
+def _viewer_rows(folder, report) -> list[list]:
     """The summary rows of the sample viewer the report wrote (its index, as the page reads it)."""
-    html = (folder / report["viewer"]).read_text()
+    html = (folder / report.document["viewer"]).read_text()
     return json.loads(re.search(r'<script type="application/json" id="viewer-data">(.*?)</script>', html,
                                 re.S).group(1))["rows"]
 
@@ -64,7 +64,7 @@ def test_each_harness_reads_3x3_and_64x64_exactly_and_truncates_at_a_tight_budge
     assert _metric(res, "g2m_paper_n64_c10", "truncated") == 1.0
     assert _metric(res, "g2m_paper_n64_c10", "exact_match") == 0.0
     report = build_report(res["output_dir"], tmp_path / "report")
-    assert report["protocols"]["g2m"]["overall"]["exact_match"] == 1.0
+    assert report.document["protocols"]["g2m"]["overall"]["exact_match"] == 1.0
     rows = _viewer_rows(tmp_path / "report", report)  # every sample, in the viewer, as the report scored it
     assert len(rows) == 4 and {r[4] for r in rows} == {"exact"}
     assert {r[1] for r in rows} == {"g2m_n03_c3", "g2m_n64_c10"}
@@ -127,10 +127,10 @@ def test_vlmevalkit_tsv_round_trips_through_a_prediction_file(small_release, tmp
     out.mkdir(parents=True)
     pd.DataFrame(preds).to_excel(out / "FakeVLM_Grid2Matrix.xlsx", index=False)
     report = build_report(out / "FakeVLM_Grid2Matrix.xlsx", tmp_path / "report")
-    assert report["model"] == "FakeVLM"
-    assert report["overall"]["request_failed"] == pytest.approx(1 / 54)
-    assert report["overall"]["parse_failed"] == pytest.approx(1 / 54)  # the empty prediction
-    assert report["overall"]["exact_match"] == pytest.approx(52 / 54)
+    assert report.document["model"] == "FakeVLM"
+    assert report.overall.request_failed == pytest.approx(1 / 54)
+    assert report.overall.parse_failed == pytest.approx(1 / 54)  # the empty prediction
+    assert report.overall.exact_match == pytest.approx(52 / 54)
     outcomes = [r[4] for r in _viewer_rows(tmp_path / "report", report)]
     assert len(outcomes) == 54 and outcomes.count("request failed") == 1 and outcomes.count("parse failure") == 1
     assert outcomes.count("exact") == 52

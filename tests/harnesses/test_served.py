@@ -71,7 +71,7 @@ def test_a_failing_request_is_request_failed_never_parsed_and_retried_by_the_nex
     partial = json.loads(write_submission(res["output_dir"], tmp_path / "s.json", allow_partial=True).read_text())
     assert {r["id"][:7] for r in partial["records"]} == {"zs-n09-"} and "paper_records" not in partial
     report = build_report(res["output_dir"], tmp_path / "report")
-    assert report["overall"]["request_failed"] == 0.5  # 2 of the 4 g2m answers (2 rows x 2 tasks) never came
+    assert report.overall.request_failed == 0.5  # 2 of the 4 g2m answers (2 rows x 2 tasks) never came
     with open(tmp_path / "report" / "summary.csv", newline="") as f:
         first = next(csv.DictReader(f))
     assert (first["grid_size"], first["num_colors"], first["n"], first["request_failed"]) == ("5", "3", "2", "1.0")
@@ -130,13 +130,13 @@ def test_truncation_comes_from_the_servers_finish_reason(server, small_release, 
     assert _samples(res, "g2m_n08_c5")[0]["doc"]["g2m"]["finish_reason"] == "length"
     # the report tells truncation from misreading: no alignment effect, a diagonal of 1, the cut rows missing
     report = build_report(res["output_dir"], tmp_path / "report")
-    for a in report["patch_alignment"]:
+    for a in report.document["patch_alignment"]:
         assert all(r["difference"] in (0.0, None) for r in a["per_n"]), a
         n8 = next(r for r in a["per_n"] if r["grid_size"] == 8)
         assert n8["difference_ci"] is None  # 2 grids: under the interval's minimum, no interval at all
-    conf = report["confusion"]["5"]
+    conf = report.document["confusion"]["5"]
     assert all(conf[i][i] == sum(conf[i][:5]) for i in range(5))  # every cell read as a colour read right
-    assert report["colour_bias"]["5"]["rates"]["missing"] == pytest.approx(8 * 4 / (8 * 8 + 10 * 10))
+    assert report.document["colour_bias"]["5"]["rates"]["missing"] == pytest.approx(8 * 4 / (8 * 8 + 10 * 10))
     assert "missing (less / more crossed)" in (tmp_path / "report" / "index.html").read_text()
 
 

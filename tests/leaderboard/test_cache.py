@@ -171,8 +171,8 @@ def _published(site: Path) -> dict[str, bytes]:
 @slow
 def test_the_first_build_caches_every_file_it_scored(first_build):
     _, site, result = first_build
-    assert (result["submissions"], result["scored"], result["cached"]) == (2, 3, 0)  # the copy: b's entry, already
-    assert sorted(r["file"] for r in result["rejected"]) == ["junk.json", "zz-copy.json.gz"]
+    assert (result.submissions, result.scored, result.cached) == (2, 3, 0)  # the copy: b's entry, already
+    assert sorted(r["file"] for r in result.rejected) == ["junk.json", "zz-copy.json.gz"]
     assert len(list((site / CACHE_DIR).glob("*.json"))) == 5  # a, b (and its copy), junk, the 2 baselines
 
 
@@ -199,7 +199,7 @@ def test_a_new_site_folder_takes_the_baselines_from_the_machines_store_and_never
     subs = tmp_path / "subs"
     subs.mkdir()
     first = build_site(subs, tmp_path / "first", progress=False)  # computed, or from the store if a build made it
-    assert set(first["baselines"].values()) <= {"store", "computed"}
+    assert set(first.baselines.values()) <= {"store", "computed"}
     stored = {name: _store(f"baseline:{name}", tmp_path / "first") for name in ("g2m-oracle", "g2m-random")}
     assert all((folder / "entry.json").is_file() for folder in stored.values())
     if tamper:
@@ -210,10 +210,10 @@ def test_a_new_site_folder_takes_the_baselines_from_the_machines_store_and_never
         assert not baseline_store.restore(Cache(tmp_path / "probe", well_formed), "baseline:g2m-oracle")
         assert not (tmp_path / "probe" / "models").exists()
     result = build_site(subs, tmp_path / "new", progress=False)
-    assert result["baselines"] == {"g2m-oracle": "computed" if tamper else "store", "g2m-random": "store"}
+    assert result.baselines == {"g2m-oracle": "computed" if tamper else "store", "g2m-random": "store"}
     assert _published(tmp_path / "new") == _published(tmp_path / "first")  # the same pages, byte for byte
     if tamper:  # the store holds the good copy again
-        assert build_site(subs, tmp_path / "newer", progress=False)["baselines"]["g2m-oracle"] == "store"
+        assert build_site(subs, tmp_path / "newer", progress=False).baselines["g2m-oracle"] == "store"
 
 
 @slow
@@ -221,8 +221,8 @@ def test_a_rebuild_scores_nothing_and_publishes_the_same_site(first_build, again
     subs, site, calls = again
     before = _published(site)
     result = build_site(subs, site, progress=False)
-    assert calls == [] and (result["scored"], result["cached"]) == (0, 2)
-    assert result["rejected"] == first_build[2]["rejected"]
+    assert calls == [] and (result.scored, result.cached) == (0, 2)
+    assert result.rejected == first_build[2].rejected
     assert _published(site) == before
 
 
@@ -233,7 +233,7 @@ def test_a_new_file_is_the_only_one_scored(again):
     new["metadata"]["model"]["id"] = "New-VLM"
     write_file(subs, new, "c.json")
     result = build_site(subs, site, progress=False)
-    assert calls == ["c.json"] and (result["scored"], result["cached"]) == (1, 2)
+    assert calls == ["c.json"] and (result.scored, result.cached) == (1, 2)
     assert "New-VLM" in (site / "leaderboard.csv").read_text()
 
 
@@ -259,7 +259,7 @@ def test_a_bad_entry_is_scored_again_and_the_site_is_the_same(again, damage):
     a, b = (_entry(site, f"file:{file_digest(subs / f)}") for f in ("a.json", "b.json.gz"))
     damage(site, a, b)
     result = build_site(subs, site, progress=False)
-    assert calls == ["a.json"] and (result["scored"], result["cached"]) == (1, 1)
+    assert calls == ["a.json"] and (result.scored, result.cached) == (1, 1)
     assert _published(site) == before
 
 
@@ -294,8 +294,8 @@ def test_a_new_scorer_version_scores_everything_again(again, monkeypatch):
     assert calls == [] and len(old) == 4  # a, junk and the 2 baselines, all from the cache
     monkeypatch.setattr(cache_module, "TASK_VERSION", cache_module.TASK_VERSION + 0.1)
     result = build_site(subs, site, progress=False)
-    assert calls == ["a.json", "junk.json"] and result["cached"] == 0
-    assert result["baselines"] == {"g2m-oracle": "computed", "g2m-random": "computed"}
+    assert calls == ["a.json", "junk.json"] and result.cached == 0
+    assert result.baselines == {"g2m-oracle": "computed", "g2m-random": "computed"}
     new = {p.name for p in (site / CACHE_DIR).glob("*.json")}
     assert len(new) == 4 and not new & old  # every entry rewritten under its new key, the old ones removed
 
@@ -338,7 +338,7 @@ def test_a_second_build_into_the_same_folder_is_refused_at_once(again):
         holder.wait()
     os.unlink(subs / "c.json")  # scoring it would show nothing the lock does not
     result = build_site(subs, site, progress=False)  # the lock went with its holder
-    assert result["submissions"] == 2 and calls == []
+    assert result.submissions == 2 and calls == []
 
 
 def _plant(site: Path, slug_dir: Path) -> list[Path]:
@@ -364,7 +364,7 @@ def test_the_site_holds_only_what_the_build_wrote_at_every_depth(tmp_path):
     (site / ".git").mkdir()
     (site / ".git" / "config").write_text("[core]")  # a Space's clone: the top's dot entries are not the site's
     result = build_site(subs, site, progress=False)  # from the cache
-    assert result["cached"] == 1 and not any(p.exists() for p in planted)
+    assert result.cached == 1 and not any(p.exists() for p in planted)
     assert not (site / "models" / "link").is_symlink() and not (site / "assets").exists()
     assert (site / ".git" / "config").read_text() == "[core]"
     assert {k: v for k, v in _published(site).items() if not k.startswith(".git/")} == pages
@@ -374,7 +374,7 @@ def test_the_site_holds_only_what_the_build_wrote_at_every_depth(tmp_path):
     shutil.copytree(site, copy, symlinks=True, ignore=shutil.ignore_patterns(CACHE_DIR, ".git"))
     planted = _plant(copy, copy / "models" / slug_dir.name)
     result = build_site(subs, copy, progress=False)
-    assert result["scored"] == 1 and not any(p.exists() for p in planted)
+    assert result.scored == 1 and not any(p.exists() for p in planted)
     entry = json.loads(_entry(copy, f"file:{hashlib.sha256((subs / 'a.json').read_bytes()).hexdigest()}").read_text())
     assert not [f for f in entry["body"]["files"] if "evil" in f]
     assert _published(copy) == pages
@@ -399,10 +399,10 @@ def test_the_same_outputs_are_one_row_whatever_the_file_or_the_name(tmp_path):
     write_file(subs, cheap_doc("Cheap-VLM", "[[1]]"), "d.json")  # other outputs: a row of its own
     for _ in range(2):  # scored, then from the cache
         result = build_site(subs, tmp_path / "site", progress=False)
-        assert {r["file"]: r["reason"] for r in result["rejected"]} == {
+        assert {r["file"]: r["reason"] for r in result.rejected} == {
             "b.json": "the same outputs as a.json (shown once)", "c.json.gz": "the same outputs as a.json (shown once)",
             "e.json": "the same submission as a.json (shown once)"}
-        assert result["submissions"] == 2
+        assert result.submissions == 2
 
 
 @pytest.mark.parametrize(("name", "looks_like"), [
@@ -427,9 +427,9 @@ def test_a_look_alike_of_a_baselines_name_is_refused(tmp_path):
     for k, name in enumerate(names):
         write_file(subs, cheap_doc(name, f"[[{k}]]"), f"{k}.json")
     result = build_site(subs, tmp_path / "site", progress=False)
-    reasons = {r["file"]: r["reason"] for r in result["rejected"]}
+    reasons = {r["file"]: r["reason"] for r in result.rejected}
     assert reasons["0.json"].startswith("metadata.model.id 'g2m-\u043eracle' is not a Hub model id: it holds "
                                         "characters other than ASCII"), reasons["0.json"]
     assert "is not a Hub model id" in reasons["1.json"]
     assert reasons["2.json"].startswith("the model id 'G2M-Random' is, or looks like, the built-in baseline "
-                                        "g2m-random") and result["submissions"] == 0
+                                        "g2m-random") and result.submissions == 0

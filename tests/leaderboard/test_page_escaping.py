@@ -148,8 +148,8 @@ def test_a_link_that_is_not_http_is_never_written(tmp_path):
     from dataset_builder.grids.configs import ZERO_SHOT_SIZES
     from scoring.rescoring.rescore import summarise
 
-    view = {"overall": summarise([]), "paper": None, "paper_mark": "",
-            "by_n": {n: summarise([]) for n in ZERO_SHOT_SIZES}}
+    view = {"overall": summarise([]).as_dict(), "paper": None, "paper_mark": "",
+            "by_n": {n: summarise([]).as_dict() for n in ZERO_SHOT_SIZES}}
     rows = [{"name": f"m{k}", "kind": "submission", "data": "release", "page": f"models/m{k}.html", "raw": None,
              "meta": {"model": {"id": f"m{k}", "url": link}}, "views": dict.fromkeys(VIEWS, view)}
             for k, link in enumerate(LINKS)]

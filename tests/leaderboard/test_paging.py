@@ -19,7 +19,7 @@ ROWS = 123
 
 
 def _summary(cell: float, failed: float) -> dict:
-    s = summarise([])
+    s = summarise([]).as_dict()
     s.update(n=4500, exact_match=cell / 2, cell_accuracy=cell, cell_accuracy_strict=cell, parse_failed=failed,
              truncated=0.0, request_failed=0.0)
     return s

@@ -218,7 +218,7 @@ def test_csv_markdown_and_space_metadata(site):
     md = (site["dir"] / "leaderboard.md").read_text()
     assert "| g2m-random |" in md and "<script>" not in md and "<img" not in md and "&lt;script&gt;" in md
     assert "sdk: static" in (site["dir"] / "README.md").read_text()
-    rejected = {r["file"]: r["reason"] for r in site["result"]["rejected"]}
+    rejected = {r["file"]: r["reason"] for r in site["result"].rejected}
     assert rejected.pop("bug.json") == "could not be scored (internal error: ZeroDivisionError)"
     assert sorted(rejected) == ["broken.json", "deep.json", "fifo.json", "hostile-name.json", "link.json",
                                 "oracle-again.json", "~perfect-again.json.gz"]
@@ -425,7 +425,7 @@ def test_the_report_and_the_board_give_the_same_gap(probed_doc, vlm_run, sweep_d
     from report.report import build_report
 
     report = build_report(vlm_run, tmp_path / "report", probes=sweep_dir)
-    (sweep,) = report["sweeps"]
+    (sweep,) = report.document["sweeps"]
     rescored = {q["point"]: q for q in sweep["points"] if q["rescored"]}
     subs = tmp_path / "subs"
     subs.mkdir()

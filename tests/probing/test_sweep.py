@@ -255,7 +255,7 @@ def test_deepstack_streams_are_points_and_show_where_the_signal_re_enters(tiny_r
     import torch
     from transformers import Qwen3VLForConditionalGeneration
 
-    from probing.core.plots import plot_sweep
+    from probing.figures.sweep import plot_sweep
     from probing.tiny import make_tiny_qwen3_vl
 
     path = make_tiny_qwen3_vl(tmp_path / "vlm", depth=3, layers=3, deepstack=(1,), max_side=256)
@@ -273,9 +273,6 @@ def test_deepstack_streams_are_points_and_show_where_the_signal_re_enters(tiny_r
     assert acc["projector"] < chance + 0.05  # nothing left at the projector: constant features
     assert acc["deepstack.001"] > acc["projector"] + 0.1 and acc["llm.001"] > acc["projector"] + 0.1
     # the figure draws the stream at llm layer 1, where it enters, apart from the depth curve
-    import matplotlib
-
-    matplotlib.use("Agg")
     svg = (Path(sweep["output_dir"]) / "sweep.svg").read_text()
     assert "DeepStack stream, where it enters the LLM" in svg and "DS1" in svg
     assert plot_sweep(sweep["points"], tmp_path / "again.png", "t", chance)

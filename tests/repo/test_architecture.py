@@ -173,9 +173,10 @@ def test_no_room_reaches_into_another_rooms_private_names():
     assert hits == []
 
 
-#: Inside ``probing``, lowest first: the single-point probe (encoders, token layouts, feature cache, probe, plots), the
-#: layer sweep built on it (the command line: ``g2m_cli.probe``). ``tiny`` (the offline test models) serves both.
-PROBING_ROOMS = {"tiny": 0, "core": 1, "sweep": 2}
+#: Inside ``probing``, lowest first: the single-point probe (encoders, token layouts, feature cache, probe), the layer
+#: sweep built on it (the command line: ``g2m_cli.probe``). ``tiny`` (the offline test models) and ``figures`` (the
+#: probes' pictures, on ``drawing``) serve both.
+PROBING_ROOMS = {"tiny": 0, "figures": 0, "core": 1, "sweep": 2}
 
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if _room(m, "probing")))
@@ -240,7 +241,6 @@ CONSTANTS = [
     (r"g2m-probe-result/", "PROBE_RESULT_FORMAT"),
     (r"14(?:\.0)?, 16(?:\.0)?, 28", "PATCH_SIZES"),
     (r"check_int\(\"grid_size\"", "check_grid_size"),
-    (r"matplotlib\.use\(", "pyplot"),
     (r"^class HarnessError\b", "HarnessError"),
     (r"n\{[^}]*:02d\}_c\{", "cell_key"),
     (r"(?<![\w.])99\b", "MAX_GRID_SIZE"),

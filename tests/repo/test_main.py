@@ -57,7 +57,6 @@ def test_a_missing_module_of_our_own_is_a_bug(monkeypatch):
 @pytest.mark.parametrize(("blocked", "argv", "extra"), [
     ("lm_eval", ["eval", "--model", "g2m-oracle", "--tasks", "g2m_n03_c3", "--data", "."], "grid2matrix[harness]"),
     ("torch", ["probe", "--encoder", "x", "--config", "probe_n20_c3"], "grid2matrix[probing]"),
-    # matplotlib: only a probe sweep's figure needs it (tests/submission/test_probe_section.py)
     ("inspect_ai", ["eval", "--harness", "inspect", "--base-url", "http://127.0.0.1:9/v1", "--data", "."],
      "grid2matrix[inspect]"),
     ("lmms_eval", ["eval", "--harness", "lmms-eval", "--base-url", "http://127.0.0.1:9/v1", "--data", "."],

@@ -1,7 +1,7 @@
 """The report's colour figures on scripted runs whose true answer is known: per-palette confusion, colour bias over
 valid cells only, and every figure written as PNG and SVG of one canvas, hostile names shown as text; then figures
 that tell the truth, read back from the canvas that was drawn (titles, markers, interval bars, legend entries against
-drawn shapes, every text's box as the PNG draws it), and the probe's figures from what matplotlib drew."""
+drawn shapes, every text's box as the PNG draws it), and the probes' figures read back the same way."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from dataset_builder.grids.configs import ZERO_SHOT_SIZES
 from drawing import canvas, raster
 from g2m_base.untrusted import term
 from leaderboard import front_figure, index_page
-from probing.core import plots
+from probing.figures import probe as probe_figures
+from probing.figures import sweep as sweep_figure
 from report import figures
 from report.report_page import _sections
 from scoring.parsing import format_answer
@@ -30,9 +31,7 @@ from scoring.rescoring.rescore import (
     heatmaps,
     score_output,
 )
-from tests.support.lazy import lazy
 
-collections = lazy("matplotlib.collections")  # matplotlib (the probe's figures), imported by the first that draws
 SVG = "{http://www.w3.org/2000/svg}"
 
 
@@ -177,21 +176,6 @@ def _tasks(same: bool) -> dict:
             for n in SIZES for c in (3, 5, 10)}
 
 
-def _visible_artists(ax) -> dict[str, object]:
-    """Label -> artist for everything drawn on ``ax`` that carries a legend label."""
-    out = {}
-    for a in [*ax.lines, *ax.collections, *ax.containers]:
-        label = a.get_label()
-        if label and not label.startswith("_"):
-            out[label] = a
-    return out
-
-
-def _legend_texts(fig) -> list[str]:
-    return [t.get_text() for leg in [*fig.legends, *(ax.get_legend() for ax in fig.axes)] if leg
-            for t in leg.get_texts()]
-
-
 def _labelled(fig, kind) -> dict[str, list]:
     """Label -> the shapes of ``kind`` on the canvas ``fig`` that carry it."""
     out: dict[str, list] = {}
@@ -277,17 +261,33 @@ def _every_figure() -> dict[str, object]:
             "heatmaps": figures.draw_heatmap_grid(hms, counts, "model/name: accuracy of each cell\nG2M protocol", 16),
             "confusion": figures.draw_confusion(conf, bias, "model/name: colour confusion\nG2M protocol"),
             "alignment": figures.draw_alignment([patch_crossing.alignment(outcomes, p) for p in (14, 16, 28, 32)],
-                                                "model/name: patch alignment\nG2M protocol")}
+                                                "model/name: patch alignment\nG2M protocol"),
+            "sweep": sweep_figure.draw_sweep(_sweep_points(), "model/name on probe_n20_c3 (linear probe): where the "
+                                             "grid is lost", 1 / 3, {"cell_accuracy": 0.41, "source": "org/run"}),
+            "curve": probe_figures.draw_curve([{"step": s, "loss": 2 / s, "val_cell_accuracy": 0.5 + s / 2000}
+                                               for s in range(50, 501, 50)], 1 / 3, "enc vision cfg: probe training"),
+            "probe heatmap": probe_figures.draw_heatmap(hms[20], "enc vision probe_n20_c3: test cell accuracy 0.5")}
 
 
-@pytest.mark.parametrize("name", ["accuracy", "heatmaps", "confusion", "alignment"])
+def _sweep_points() -> list[dict]:
+    """A 12-block tower, its projector, a DeepStack stream and a 28-layer LLM, read-outs starred."""
+    def point(stage, layer, a, readout=None):
+        return {"point": f"{stage}.{layer}", "stage": stage, "layer": layer, "readout": readout,
+                "feature_grid": [16, 16], "cell_accuracy": a, "cell_accuracy_ci": [a - 0.03, a + 0.02],
+                "exact_match": a / 3}
+    return [*(point("tower", i, 0.95, "vision" if i == 11 else None) for i in range(12)), point("projector", None, 0.9),
+            point("deepstack", 1, 0.7), *(point("llm", i, 0.88 - 0.015 * i, "llm" if i == 27 else None)
+                                          for i in range(28))]
+
+
+@pytest.mark.parametrize("name", ["accuracy", "heatmaps", "confusion", "alignment", "sweep", "curve", "probe heatmap"])
 def test_no_text_of_a_figure_runs_into_another_or_off_the_page(name):
     """Every label, tick label, title and legend entry of a full release's figures, as drawn: no two overlap (one
     panel's row label never runs into the panel to its left, a turned tick label never into the axis label), and
     each lies inside the figure."""
     fig = _every_figure()[name]
     boxes = [(t.text, raster.corners(t)) for t in fig.shapes if isinstance(t, canvas.Text) and t.text.strip()]
-    assert len(boxes) > 20
+    assert len(boxes) >= 20
     for text, box in boxes:
         assert all(0 <= x <= fig.width and 0 <= y <= fig.height for x, y in box), text
     for k, (a, box_a) in enumerate(boxes):
@@ -330,42 +330,43 @@ def _points(width: float, em: float = 0.0) -> list[dict]:
                                                    ("llm", 0, 0.5), ("llm", 1, 0.35)])]
 
 
-@pytest.mark.slow  # draws and lays out a matplotlib figure (seconds on a busy machine)
 @pytest.mark.parametrize("width, interval_in_legend", [(0.004, False), (0.1, True)])
 def test_the_sweep_legend_lists_only_what_can_be_seen(width, interval_in_legend):
-    fig = plots.draw_sweep(_points(width), "enc on cfg: probe by depth", 1 / 3, {"cell_accuracy": 0.4, "source": "r"})
-    try:
-        ax = fig.axes[0]
-        legend = _legend_texts(fig)
-        drawn = _visible_artists(ax)
-        assert all(text in drawn for text in legend), (legend, list(drawn))
-        assert ("95% interval" in legend) is interval_in_legend
-        assert any(t.startswith("probe cell accuracy") for t in legend) and "probe exact match" in legend
-        em = drawn["probe exact match"]
-        bottom = ax.get_ylim()[0]
-        assert em.get_marker() not in ("None", "", None) and min(em.get_ydata()) > bottom  # 0 is above the axis line
-        bars = [c for c in ax.collections if isinstance(c, collections.LineCollection)]
-        assert bars and len(bars[0].get_segments()) == 5  # intervals as a capped bar per point
-        renderer = fig.canvas.get_renderer()
-        fig.canvas.draw()
-        assert not _overlaps(fig.legends[0].get_window_extent(renderer).extents, ax.get_window_extent(renderer).extents)
-    finally:
-        plots.pyplot().close(fig)
+    fig = sweep_figure.draw_sweep(_points(width), "enc on cfg: probe by depth", 1 / 3,
+                                  {"cell_accuracy": 0.4, "source": "r"})
+    lines, markers = _labelled(fig, canvas.Lines), _labelled(fig, canvas.Marker)
+    legend = [label.removeprefix("legend: ") for label in lines if label.startswith("legend: ")]
+    drawn = set(lines) | set(markers)
+    assert all(text in drawn or text == "95% interval" and "interval" in drawn for text in legend), (legend, drawn)
+    assert ("95% interval" in legend) is interval_in_legend
+    assert ("interval" in lines) is interval_in_legend  # no bars hidden behind their markers
+    assert any(t.startswith("probe cell accuracy") for t in legend) and "probe exact match" in legend
+    frames = sorted((r for r in fig.shapes if isinstance(r, canvas.Rect) and r.edge and not r.fill), key=lambda r: r.y)
+    cell, exact = frames  # one metric per panel: cell accuracy above, exact match below
+    em = markers["probe exact match"]
+    assert len(em) == 5 and all(exact.y < m.y < exact.y + exact.h for m in em)  # 0 is drawn above the axis line
+    assert all(cell.y < m.y < cell.y + cell.h for m in markers[next(t for t in legend if t.startswith("probe cell"))])
+    if interval_in_legend:
+        assert len(lines["interval"][0].points) == 2 * 5  # intervals as a capped bar per point
+    entries = [s for s in fig.shapes if isinstance(s, canvas.Lines) and s.label.startswith("legend: ")]
+    assert min(y for e in entries for _, y in e.points) > exact.y + exact.h  # the legend is below both panels
+    assert any("test cell" in t for t in fig.texts()) and any("test exact" in t for t in fig.texts())
 
 
-@pytest.mark.slow  # draws and lays out a matplotlib figure (seconds on a busy machine)
 def test_the_probe_curve_has_a_title_and_says_how_often_it_was_evaluated():
     history = [{"step": s, "loss": 1 / s, "val_cell_accuracy": a} for s, a in ((50, 0.6), (100, 0.9), (120, 0.85))]
-    fig = plots.draw_curve(history, 1 / 3, "enc vision cfg: probe training")
-    try:
-        ax = fig.axes[0]
-        assert (ax.get_title().startswith("enc vision cfg: probe training")
-                and "3 validation evaluations" in ax.get_title())
-        kept = [ln for ln in ax.lines if ln.get_label().startswith("kept")]
-        assert kept and list(kept[0].get_xdata()) == [100]
-        assert all(t in _visible_artists(ax) for t in _legend_texts(fig))
-    finally:
-        plots.pyplot().close(fig)
+    fig = probe_figures.draw_curve(history, 1 / 3, "enc vision cfg: probe training")
+    texts = fig.texts()
+    assert texts[0].startswith("enc vision cfg: probe training") and "3 validation evaluations, every 50 steps" in texts
+    markers, lines = _labelled(fig, canvas.Marker), _labelled(fig, canvas.Lines)
+    assert list(m for m in markers if m.startswith("kept")) == ["kept: step 100 (0.900)"]
+    legend = [label.removeprefix("legend: ") for label in lines if label.startswith("legend: ")]
+    assert set(legend) == {"validation cell accuracy", "kept: step 100 (0.900)", "chance (0.33)",
+                           "training loss (batch)"}
+    assert all(text in set(lines) | set(markers) for text in legend)
+    frames = [r for r in fig.shapes if isinstance(r, canvas.Rect) and r.edge and not r.fill]
+    assert len(frames) == 2  # the loss on its own axis
+    assert len(probe_figures.draw_curve(history[:1], 1 / 3).texts()) > 5  # one evaluation still draws
 
 
 def _board_row(name: str, cell: float, em_by_n: dict[int, float]) -> dict:

@@ -38,7 +38,7 @@ def test_report_tables_agree_with_lm_eval_and_files_are_written(random_run, tmp_
     rep = build_report(random_run, tmp_path / "report", probes,
                        ReportOptions(overlay_patch=16, compare_other_models=True))
     lm_eval_results = json.loads(load_run(random_run).results_path.read_text())["results"]
-    for task in rep["tasks"]:
+    for task in rep.document["tasks"]:
         theirs = lm_eval_results[f"g2m_n{task['grid_size']:02d}_c{task['num_colors']}"]
         assert task["cell_accuracy"] == pytest.approx(theirs["cell_accuracy,none"])
         assert task["exact_match"] == pytest.approx(theirs["exact_match,none"])
@@ -55,7 +55,7 @@ def test_report_tables_agree_with_lm_eval_and_files_are_written(random_run, tmp_
     rows = list(csv.DictReader(open(out / "summary.csv")))
     assert len(rows) == 45 and float(rows[0]["cell_accuracy_ci_low"]) <= float(rows[0]["cell_accuracy"])
     assert float(rows[0]["cell_accuracy"]) <= float(rows[0]["cell_accuracy_ci_high"])
-    gap = {(g["grid_size"], g["num_colors"]): g for g in rep["digital_agnosia_gap"]}
+    gap = {(g["grid_size"], g["num_colors"]): g for g in rep.document["digital_agnosia_gap"]}
     assert all(g["other_model"] and g["probe"] == "enc vision (probe of tiny/enc, answers of g2m-random)"
                for g in gap.values())  # another model, compared on request: every row names both
     assert set(gap) == {(20, 3), (32, 10)} and gap[(20,
@@ -66,11 +66,12 @@ def test_report_tables_agree_with_lm_eval_and_files_are_written(random_run, tmp_
     assert html.count("<h2>Patch alignment</h2>") == 1
     # the banner says what the numbers stand on: a small local build, 2 grids per cell, lm-eval, g2m-random
     assert "local build" in html and "scale 0.02" in html and "2 grids per (N, C)" in html and "g2m-random" in html
-    assert {p["patch"] for p in rep["patch_alignment"]} == {14, 16, 28, 32} and "per_n" in rep["patch_alignment"][0]
-    total = sum(sum(map(sum, m)) for m in rep["confusion"].values())
-    assert total == sum(t["grid_size"] ** 2 * t["n"] for t in rep["tasks"])
-    assert sorted(rep["confusion"]) == ["10", "3", "5"] and len(rep["confusion"]["3"]) == 3
-    examples = rep["failed_examples"]["64"]
+    align = rep.document["patch_alignment"]
+    assert {p["patch"] for p in align} == {14, 16, 28, 32} and "per_n" in align[0]
+    total = sum(sum(map(sum, m)) for m in rep.document["confusion"].values())
+    assert total == sum(t["grid_size"] ** 2 * t["n"] for t in rep.document["tasks"])
+    assert sorted(rep.document["confusion"]) == ["10", "3", "5"] and len(rep.document["confusion"]["3"]) == 3
+    examples = rep.document["failed_examples"]["64"]
     assert (1 <= len(examples) <= 3 and examples[0]["strategy"] == "list_literal"
             and examples[0]["text"].startswith("[["))
     assert "Answers that were not exact" in html and "<pre>[[" in html
@@ -219,7 +220,7 @@ def test_hostile_model_names_stay_text_in_every_report_file(random_run, tmp_path
     md = (tmp_path / "r" / "index.md").read_text()
     html = (tmp_path / "r" / "index.html").read_text()
     assert "<script>" not in md and "<script>" not in html and "\x1b" not in md + html
-    assert rep["model"].startswith("<script>")  # the data itself is kept as it was
+    assert rep.document["model"].startswith("<script>")  # the data itself is kept as it was
     json.loads((tmp_path / "r" / "report.json").read_text(), parse_constant=lambda c: pytest.fail(c))
 
 
@@ -237,7 +238,7 @@ def test_probe_results_are_data_a_fifo_a_device_or_mathtext_never_stop_the_repor
     (probes / "zero").mkdir()
     (probes / "zero" / "result.json").symlink_to("/dev/zero")  # would be read until memory runs out
     rep = build_report(random_run, tmp_path / "r", probes, ReportOptions(compare_other_models=True))
-    assert (tmp_path / "r" / "accuracy_vs_n.png").is_file() and rep["model"] == "g2m-random"
+    assert (tmp_path / "r" / "accuracy_vs_n.png").is_file() and rep.document["model"] == "g2m-random"
 
 
 def test_a_fifo_among_the_samples_is_named_not_waited_on(random_run, tmp_path):
@@ -256,9 +257,9 @@ def test_a_run_with_both_protocols_is_reported_side_by_side(small_release, tmp_p
     res = run_eval(EvalSpec(model="g2m-random", tasks=("g2m_c3", "g2m_paper_c3"), data=str(small_release),
                             output=str(tmp_path / "runs")))
     rep = build_report(res["output_dir"], tmp_path / "report")
-    assert rep["protocol"] == "g2m" and set(rep["protocols"]) == {"g2m", "paper", "paper_rule_on_g2m"}
+    assert rep.document["protocol"] == "g2m" and set(rep.document["protocols"]) == {"g2m", "paper", "paper_rule_on_g2m"}
     lm_eval_results = json.loads(load_run(res["output_dir"]).results_path.read_text())["results"]
-    for task in rep["protocols"]["paper"]["tasks"]:
+    for task in rep.document["protocols"]["paper"]["tasks"]:
         theirs = lm_eval_results[f"g2m_paper_n{task['grid_size']:02d}_c{task['num_colors']}"]
         assert task["cell_accuracy"] == pytest.approx(theirs["cell_accuracy,none"])
     md = (tmp_path / "report" / "index.md").read_text()
@@ -266,7 +267,7 @@ def test_a_run_with_both_protocols_is_reported_side_by_side(small_release, tmp_p
     paper = run_eval(EvalSpec(model="g2m-oracle", tasks=("g2m_paper_c3",), data=str(small_release),
                               output=str(tmp_path / "paper-runs")))
     rep = build_report(paper["output_dir"], tmp_path / "paper-report")
-    assert rep["protocol"] == "paper"
+    assert rep.document["protocol"] == "paper"
     for name in ("accuracy_vs_n", "heatmaps", "confusion", "patch_alignment"):  # a paper run is titled as one
         texts = _svg_texts(tmp_path / "paper-report" / f"{name}.svg")
         assert "paper protocol (the authors' parser and scoring, budget" in texts and "G2M protocol" not in texts, name
@@ -318,13 +319,13 @@ def test_a_probe_is_compared_only_with_a_run_of_the_same_model(random_run, tmp_p
     _probe_result(tmp_path / "probes", 20, 3, 0.9, **{k: sub(v) for k, v in encoder.items()})
     if refused is None:
         rep = build_report(run, tmp_path / "r", tmp_path / "probes")
-        (gap,) = rep["digital_agnosia_gap"]
+        (gap,) = rep.document["digital_agnosia_gap"]
         assert not gap["other_model"] and "answers of" not in gap["probe"]
         return
     with pytest.raises(UsageError, match="--compare-other-models") as e:
         build_report(run, tmp_path / "r", tmp_path / "probes")
     assert sub(refused) in str(e.value) and "\n" not in str(e.value)
     rep = build_report(run, tmp_path / "r", tmp_path / "probes", ReportOptions(compare_other_models=True))
-    (gap,) = rep["digital_agnosia_gap"]
+    (gap,) = rep.document["digital_agnosia_gap"]
     assert gap["other_model"] and f"probe of {sub(encoder['name'])}" in gap["probe"] and "answers of" in gap["probe"]
     assert "OTHER MODELS" in (tmp_path / "r" / "index.md").read_text()

@@ -108,7 +108,7 @@ def report_numbers(run: Path, tmp: Path) -> dict:
     rep = build_report(run, tmp / "report")
     keep = ("overall", "protocols", "tasks", "patch_alignment", "confusion", "colour_bias", "failed_examples",
             "protocol", "partial")
-    return _rounded({k: rep[k] for k in keep})
+    return _rounded({k: rep.document[k] for k in keep})
 
 
 def submit_numbers(run: Path, tmp: Path) -> dict:

@@ -381,7 +381,7 @@ def test_one_identity_rule_refuses_a_baselines_name_in_submit_validate_and_the_b
     (tmp_path / "subs").mkdir()
     path = write_file(tmp_path / "subs", doc, "named.json")
     checked = g2m("validate", str(path))
-    board = build_site(tmp_path / "subs", tmp_path / "site", progress=False)["rejected"]
+    board = build_site(tmp_path / "subs", tmp_path / "site", progress=False).rejected
     assert (sub.returncode, checked.returncode) == (2, 1) and not (tmp_path / "s.json").exists()  # 1: REJECTED
     assert [r["file"] for r in board] == ["named.json"] and board[0]["reason"] == validate(path).reason
     if baseline is None:

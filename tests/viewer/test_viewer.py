@@ -61,7 +61,7 @@ def viewer(random_run, tmp_path_factory) -> dict:
             k += 1
         f.write_text("".join(json.dumps(r) + "\n" for r in rows))
     report = build_report(run, run / "report")
-    return {"report": report, "page": run / "report" / report["viewer"], "answers": answers}
+    return {"report": report, "page": run / "report" / report.document["viewer"], "answers": answers}
 
 
 def _open(browser, path: Path, fragment: str = ""):
@@ -90,7 +90,7 @@ def test_every_sample_is_listed_with_what_the_report_scored(viewer):
     assert {"exact", "wrong cells", "parse failure", "truncated"} <= outcomes
     assert {r[7] for r in index["rows"]} & {"row shift", "transposition"}  # error shapes are named
     report = viewer["report"]
-    assert sum(r[4] == "exact" for r in index["rows"]) == round(report["overall"]["exact_match"] * 90)
+    assert sum(r[4] == "exact" for r in index["rows"]) == round(report.overall.exact_match * 90)
     assert "Every sample, one at a time" in (viewer["page"].parent.parent / "index.html").read_text()
 
 

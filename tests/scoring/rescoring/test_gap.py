@@ -78,7 +78,7 @@ def test_end_to_end_is_summarises_cell_accuracy():
     from scoring.rescoring.rescore import by_task, summarise
 
     scored = _scored((20, 3))
-    assert gap.cell_accuracy_by_task(scored) == {k: summarise(v)["cell_accuracy"] for k, v in by_task(scored).items()}
+    assert gap.cell_accuracy_by_task(scored) == {k: summarise(v).cell_accuracy for k, v in by_task(scored).items()}
 
 
 @cache

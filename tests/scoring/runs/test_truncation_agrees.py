@@ -47,14 +47,14 @@ def test_report_validate_and_board_give_the_same_truncation_rates(random_run, tm
     with open(tmp_path / "site" / "leaderboard.csv", newline="") as fh:
         board = next(r for r in csv.DictReader(fh) if r["model"] == "length-stops")
 
-    assert report["overall"]["truncated"] == pytest.approx(rate)
-    assert checked.scores["overall"]["truncated"] == report["overall"]["truncated"]
-    assert float(board["truncated"]) == pytest.approx(report["overall"]["truncated"], abs=5e-7)  # 6 decimals
-    by_task = {(t["grid_size"], t["num_colors"]): t["truncated"] for t in report["tasks"]}
+    assert report.overall.truncated == pytest.approx(rate)
+    assert checked.scores["overall"]["truncated"] == report.overall.truncated
+    assert float(board["truncated"]) == pytest.approx(report.overall.truncated, abs=5e-7)  # 6 decimals
+    by_task = {(t["grid_size"], t["num_colors"]): t["truncated"] for t in report.document["tasks"]}
     assert {k: v["truncated"] for k, v in checked.scores["by_task"].items()} == \
         {f"n{n:02d}_c{c}": v for (n, c), v in by_task.items()}
     # the texts look whole: without the finish reason, no reader would see a truncation
-    assert report["overall"]["parse_failed"] == checked.scores["overall"]["parse_failed"]
+    assert report.overall.parse_failed == checked.scores["overall"]["parse_failed"]
 
 
 @pytest.mark.parametrize(("value", "reason"), [
