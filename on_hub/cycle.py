@@ -65,7 +65,7 @@ def cycle(opts: CycleOptions, api=None, say: Callable[[str], None] = print) -> i
             _hub(lambda: _send_audits(api, opts.repo_id, repo / AUDITS_DIR, say), "sending audit records", api,
                  timeout)
         built = _build(opts, repo, say)
-        queue = built.get("unaudited", []) if opts.access is None else []
+        queue = built.unaudited if opts.access is None else []
         for name in queue:
             say(f"audit queue: {term(name)} (open weights, not replayed yet)")
         if queue:
