@@ -11,10 +11,17 @@ lm-eval's own generation loop is used as it is. Two of its steps are wrapped: ``
 generated token ids of a batch, with its budget) records each row's finish reason, and the cache hook, which lm-eval
 calls once per row with that row's context right after, hands it to the request whose context it is (matched by
 object identity: the loop passes each request's own context string through).
+
+Without torchvision, ``AutoProcessor`` cannot build a Qwen-VL or InternVL processor: it builds the video half too, and
+the video processors need torchvision (PyPI's build is a CUDA one, and beside a CPU torch it fails to import). G2M
+sends images only, so ``_create_tokenizer`` then builds the model's own processor class without its video half: the
+same image processor (``AutoImageProcessor``, as ``g2m probe`` loads it), tokenizer and chat template, and says so in
+one line.
 """
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict, deque
 
 from lm_eval.models.hf_vlms import HFMultimodalLM
@@ -23,7 +30,22 @@ from scoring.replies import GenText, finish_reasons
 
 
 class HFMultimodalFinish(HFMultimodalLM):
-    """``hf-multimodal`` whose answers carry ``finish_reason`` ("length" or "stop"), decided from the tokens."""
+    """``hf-multimodal`` whose answers carry ``finish_reason`` ("length" or "stop"), decided from the tokens, and
+    whose processor needs no torchvision."""
+
+    def _create_tokenizer(self, pretrained, tokenizer, revision="main", trust_remote_code=False, **kwargs) -> None:
+        try:
+            return super()._create_tokenizer(pretrained, tokenizer, revision=revision,
+                                             trust_remote_code=trust_remote_code, **kwargs)
+        except (ImportError, ValueError) as e:  # InternVL's video processor says it with a ValueError
+            if tokenizer or "torchvision" not in str(e).lower():
+                raise
+        name = pretrained if isinstance(pretrained, str) else self.model.name_or_path
+        self.processor = image_only_processor(name, revision, trust_remote_code, self.pixels)
+        self.tokenizer = self.processor.tokenizer
+        print(f"g2m: torchvision is not installed: {type(self.processor).__name__} built without its video half, "
+              f"images through {type(self.processor.image_processor).__name__}", file=sys.stderr)
+        return None
 
     def _eos_ids(self) -> set[int]:
         ids = set()
@@ -60,3 +82,27 @@ class HFMultimodalFinish(HFMultimodalLM):
         finally:
             self.cache_hook = hook
         return [GenText(text, reason) for text, reason in zip(texts, reasons, strict=True)]
+
+
+def image_only_processor(name: str, revision: str | None, trust_remote_code: bool, pixels: dict):
+    """The checkpoint's processor class, built from its image processor, tokenizer and chat template alone (its
+    ``video_processor`` left out of the attributes it requires), so it loads without torchvision."""
+    import transformers
+    from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES, processor_class_from_name
+
+    config = transformers.AutoConfig.from_pretrained(name, revision=revision, trust_remote_code=trust_remote_code)
+    base = processor_class_from_name(PROCESSOR_MAPPING_NAMES.get(config.model_type, ""))
+    if base is None:
+        raise ImportError(f"{name}: {config.model_type} has no processor class to build without torchvision")
+
+    class ImagesOnly(base):
+        @classmethod
+        def get_attributes(cls):
+            return [a for a in super().get_attributes() if a != "video_processor"]
+
+    ImagesOnly.__name__ = ImagesOnly.__qualname__ = base.__name__
+    images = transformers.AutoImageProcessor.from_pretrained(name, revision=revision,
+                                                             trust_remote_code=trust_remote_code, **pixels)
+    tok = transformers.AutoTokenizer.from_pretrained(name, revision=revision, trust_remote_code=trust_remote_code)
+    saved, _ = base.get_processor_dict(name, revision=revision)  # the processor's own chat template, where it has one
+    return ImagesOnly(images, tok, None, chat_template=saved.get("chat_template") or tok.chat_template)

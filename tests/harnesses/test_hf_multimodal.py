@@ -82,3 +82,36 @@ def test_truncated_comes_from_the_tokens_in_process_as_from_a_servers_finish_rea
             finishes.append(sample["doc"]["g2m"]["finish_reason"])
         assert local["results"][task]["truncated,none"] == served["results"][task]["truncated,none"]
     assert "length" in finishes, finishes  # answers cut by the budget are among them
+
+
+def test_a_qwen_vl_runs_in_process_without_torchvision_and_answers_as_served(small_release, tmp_path, capfd):
+    """Qwen-VL's ``AutoProcessor`` needs torchvision (for its video half), which set-up leaves out: in-process, the
+    model's own processor class is built without it (``in_process.image_only_processor``). The same tiny Qwen3-VL
+    behind the stand-in server, whose image-token expansion is written apart (``vlm_server.QwenImagesOnly``), gives
+    the same tokens for the same prompt and pixels."""
+    import importlib.util
+
+    from probing.tiny import make_tiny_qwen3_vl
+    from tests.support import vlm_server
+
+    assert importlib.util.find_spec("torchvision") is None, "set-up installs no torchvision: this path is its absence"
+    path = make_tiny_qwen3_vl(tmp_path / "qwen3vl", max_side=256)
+    tasks = ("g2m_n03_c3", "g2m_n04_c5")
+    common = dict(tasks=tasks, data=str(small_release), gen_kwargs="max_gen_toks=14", progress=False)
+    local = run_eval(EvalSpec(model="hf-multimodal", model_args=f"pretrained={path},dtype=float32", device="cpu",
+                              output=str(tmp_path / "local"), **common))
+    said = capfd.readouterr().err
+    assert "g2m: torchvision is not installed: Qwen3VLProcessor built without its video half" in said
+    httpd = vlm_server.serve(vlm_server.TransformersVLM(path, "tiny-qwen3-vl"))
+    try:
+        served = run_eval(EvalSpec(base_url=f"http://127.0.0.1:{httpd.server_address[1]}/v1",
+                                   output=str(tmp_path / "served"), **common))
+    finally:
+        httpd.shutdown()
+    for task in tasks:
+        mine, theirs = _samples(local, task), _samples(served, task)
+        assert mine.keys() == theirs.keys() and len(mine) == 2
+        for row_id, sample in mine.items():
+            assert sample["resps"] == theirs[row_id]["resps"] and sample["resps"][0][0].strip()
+            context = sample["arguments"]["gen_args_0"]["arg_0"]
+            assert context.count("<|vision_start|>") == 1, context  # the model's own chat template, one image

@@ -261,7 +261,8 @@ class TransformersVLM(FakeVLM):
 class QwenImagesOnly:
     """A Qwen-VL processor for images alone (the parts ``AutoProcessor`` would combine, without the video processor
     that needs torchvision): the tokenizer's chat template, the image processor, and each ``<|image_pad|>`` expanded
-    to the image's merged token count, as ``Qwen3VLProcessor`` does."""
+    to the image's merged token count and marked as image tokens (``mm_token_type_ids``), as ``Qwen3VLProcessor``
+    does."""
 
     def __init__(self, path) -> None:
         from transformers import AutoImageProcessor, AutoTokenizer
@@ -279,7 +280,10 @@ class QwenImagesOnly:
         for thw in out.get("image_grid_thw", []):
             texts = [t.replace("<|image_pad|>", "<|placeholder|>" * (int(thw.prod()) // merge), 1) for t in texts]
         texts = [t.replace("<|placeholder|>", "<|image_pad|>") for t in texts]
-        return {**out, **self.tokenizer(texts, return_tensors=return_tensors, add_special_tokens=False)}
+        ids = self.tokenizer(texts, return_tensors=return_tensors, add_special_tokens=False)
+        # which tokens are the image's: Qwen-VL places them on its 3-D rotary grid (without it, as text positions)
+        kinds = (ids["input_ids"] == self.tokenizer.convert_tokens_to_ids("<|image_pad|>")).int()
+        return {**out, **ids, "mm_token_type_ids": kinds}
 
     def decode(self, ids, skip_special_tokens=True):
         return self.tokenizer.decode(ids, skip_special_tokens=skip_special_tokens)
