@@ -95,8 +95,11 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         flags = [o for a in own._actions for o in a.option_strings if o.startswith("--")]
         near = [m for x in extra if x.startswith("--")
                 for m in difflib.get_close_matches(x.partition("=")[0], flags, n=1, cutoff=0.7)]
-        hint = f"; did you mean {', '.join(dict.fromkeys(near))}?" if near else ""
-        own.error(f"unrecognized arguments: {' '.join(extra)}{hint}")
+        # the hint first, in one line: argparse's own error would print the whole usage above it
+        hint = f"did you mean {', '.join(dict.fromkeys(near))}? " if near else ""
+        print(f"{own.prog}: error: {hint}unrecognized arguments: {' '.join(extra)} (all the options: "
+              f"{own.prog} --help)", file=sys.stderr)
+        raise SystemExit(2)
     return args
 
 

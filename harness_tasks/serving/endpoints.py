@@ -23,10 +23,27 @@ def models_url(base_url: str) -> str:
     return chat_url(base_url)[: -len("/chat/completions")] + "/models"
 
 
+def check_listening(base_url: str, timeout: float = 5) -> None:
+    """Something accepts connections at the URL's host and port; otherwise one line saying nothing listens there (the
+    fix is to start the server, or to correct ``--base-url``), before any request is sent or retried."""
+    import socket
+
+    parts = urlsplit(chat_url(base_url))
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        socket.create_connection((parts.hostname, port), timeout=timeout).close()
+    except OSError as e:
+        why = "connection refused" if isinstance(e, ConnectionRefusedError) else (
+            f"no answer within {timeout:g} s" if isinstance(e, TimeoutError) else (e.strerror or type(e).__name__))
+        raise UsageError(f"nothing listens at {parts.hostname}:{port} ({why}): start the server first (e.g. vllm "
+                         f"serve MODEL --port {port}), or check --base-url") from None
+
+
 def served_models(base_url: str, headers: dict | None = None, timeout: float = 10) -> list[str]:
     """The model ids a server lists at ``/v1/models``."""
     import requests
 
+    check_listening(base_url, timeout)
     try:
         resp = requests.get(models_url(base_url), headers=headers or {}, timeout=timeout)
         resp.raise_for_status()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 from urllib.parse import urlsplit, urlunsplit
 
+from harness_tasks.serving.endpoints import check_listening
 from harness_tasks.serving.identity import identity, server_facts
 from harness_tasks.serving.launcher import Server, executable_stamp
 
@@ -34,6 +35,7 @@ class ServerLink:
     @classmethod
     def running(cls, url: str, served_name: str) -> ServerLink:
         """A server that is already running (``--base-url``): asked what it is at once."""
+        check_listening(url)  # nothing there: one line now, not failed requests after their retries
         link = cls(url, served_name)
         link.connect()
         return link

@@ -17,6 +17,7 @@ from dataset_builder.grids.prompt import PROMPT_VERSION
 from g2m_base.errors import MissingDependency, UsageError
 from g2m_base.files import safe_name
 from g2m_base.installs import install_hint, missing_module, one_line, providers
+from g2m_base.model_names import check_model_name
 from harness_tasks.evaluation import data
 from harness_tasks.evaluation.run_key import RunKey, folder_name, run_record
 from harness_tasks.evaluation.settings import BASELINES, CHAT, EvalSpec, Target, versions
@@ -98,10 +99,6 @@ def _backend(spec: EvalSpec, model_args: str):
         raise UsageError(unknown_backend(spec.model)) from None
     except ImportError as e:
         raise missing_backend(spec.model, e) from e
-    checkpoint = ModelArgs.parse(model_args).get("pretrained")
-    if checkpoint and checkpoint.startswith(("/", "./", "../", "~")) and not Path(checkpoint).expanduser().is_dir():
-        raise UsageError(f"pretrained={checkpoint}: no such folder (a local checkpoint is a folder holding "
-                         "config.json; a Hub model is named org/name)")
     try:
         return lm_class.create_from_arg_string(model_args, {"batch_size": spec.batch_size, "max_batch_size": None,
                                                             "device": spec.device})
@@ -109,6 +106,18 @@ def _backend(spec: EvalSpec, model_args: str):
         raise missing_backend(spec.model, e) from e
     except (OSError, ValueError, TypeError) as e:  # a checkpoint that is not there, an argument the backend refuses
         raise UsageError(f"the {spec.model} backend could not start with {model_args!r}: {e}") from None
+
+
+def check_checkpoint(model_args: str) -> None:
+    """``pretrained=`` names a folder here or a Hub model that can be loaded (``g2m_base.model_names``), checked
+    before the data or the model: a mistyped name fails at once in one line, never after transformers' retries."""
+    args = ModelArgs.parse(model_args)
+    name = args.get("pretrained")
+    if name:
+        try:
+            check_model_name(name, args.get("revision"))
+        except UsageError as e:
+            raise UsageError(f"pretrained={name}: {e}") from None
 
 
 def run(spec: EvalSpec, target: Target, provenance: dict) -> Path:
@@ -121,6 +130,7 @@ def run(spec: EvalSpec, target: Target, provenance: dict) -> Path:
     from harness_tasks.with_lm_eval.resumable import RunnerLM
 
     model_args = lm_eval_args(spec, target)
+    check_checkpoint(model_args)
     source, revision = data.resolve_source(spec.data)
     name = safe_name(target.display)
     out = Path(spec.output)

@@ -11,7 +11,8 @@
   file, or another when it reports something other than expected, then every answer is looked up there again).
 - **Failed requests are not answers.** An answer whose ``finish_reason`` is ``request_failed`` is returned (it scores
   0 and is counted apart) but never cached, so the next run of the same command retries exactly those requests.
-- **One progress bar** over all tasks, with an ETA; the backend's own bars are switched off.
+- **One progress bar** over all tasks, with an ETA once it means something (``progress``); the backend's own bars
+  are switched off.
 - **Memory.** Each request's image (a ``PngImage``) is released once it is answered: a run holds the PNG bytes of
   every row, and the pixels of only the requests in flight.
 - **Reasoning budget.** ``reasoning_budget=K`` adds K tokens to every request's ``max_gen_toks``.
@@ -31,11 +32,11 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval.api.model import LM, hash_args
-from tqdm.auto import tqdm
 
 from g2m_base.flags import check_int
 from harness_tasks.evaluation.images import release_images
 from harness_tasks.with_lm_eval.answer_cache import AnswerCache, CacheError
+from harness_tasks.with_lm_eval.progress import AnswerBar
 from scoring.replies import bounded, is_failed
 
 log = logging.getLogger(__name__)
@@ -119,7 +120,7 @@ class RunnerLM(LM):
         self.misses += len(batch.todo)
         if self.cache_db:
             log.info("g2m: %d answers from %s, %d to generate", done, self.cache_db, len(batch.todo))
-        batch.bar = tqdm(total=len(requests), initial=done, desc=self.desc, unit="answer",
+        batch.bar = AnswerBar(total=len(requests), initial=done, desc=self.desc, unit="answer",
                          disable=not self.progress or disable_tqdm, dynamic_ncols=True, smoothing=0.05)
         batch.since = time.monotonic()
         try:

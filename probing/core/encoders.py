@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import torch
 
 from g2m_base.errors import UsageError
+from g2m_base.installs import one_line
+from g2m_base.model_names import check_model_name
 from probing.core import tokens as tk
 
 #: vision: the tower's patch tokens before the merger/projector (for Qwen, after the merger's own norm, as the authors
@@ -208,12 +209,21 @@ def load_config(name: str, revision: str | None = None):
     """The model's config (JSON only, no weights): a clear error for a missing folder or a folder without one."""
     from transformers import AutoConfig
 
-    if name.startswith((".", "/", "~")) and not Path(name).expanduser().is_dir():
-        raise EncoderError(f"encoder folder {name} does not exist")
+    check_encoder_name(name, revision)
     try:
         return AutoConfig.from_pretrained(name, revision=revision)
     except (OSError, ValueError) as e:
-        raise EncoderError(f"cannot load a model config from {name!r}: {e}") from None
+        raise EncoderError(f"cannot load a model config from {name!r}: {one_line(e)[:600]}") from None
+
+
+def check_encoder_name(name: str, revision: str | None = None) -> None:
+    """A folder, or a Hub id that can be loaded (``g2m_base.model_names``): a mistyped name fails at once."""
+    try:
+        check_model_name(name, revision)
+    except EncoderError:
+        raise
+    except UsageError as e:
+        raise EncoderError(str(e)) from None
 
 
 def _load_tower(name: str, revision: str | None, family: str, readout: str, dtype: torch.dtype) -> torch.nn.Module:

@@ -22,7 +22,7 @@ from dataset_builder.release.provenance import library_versions
 from dataset_builder.release.source import load_config, provenance
 from g2m_base.errors import UsageError
 from g2m_base.files import atomic_write_text, safe_name
-from probing.core.encoders import READOUTS, load_encoder
+from probing.core.encoders import READOUTS, check_encoder_name, load_encoder
 from probing.core.features import cache_key, config_sha256, extract_split, native_grid, open_cache, save_npy
 from probing.core.probe import FeatureSet, predict, score, train_probe
 from probing.core.settings import ProbeSettings
@@ -45,7 +45,8 @@ class ProbeSpec(ProbeSettings):
 
 def run_probe(spec: ProbeSpec, progress: bool = True) -> dict:
     block = get_config(spec.config).splits[0].blocks[0]
-    # the data first: a missing folder, a build without this config or an unreachable Hub fails before any model loads
+    check_encoder_name(spec.encoder, spec.revision)  # a mistyped name fails at once, before the data is read
+    # then the data: a missing folder, a build without this config or an unreachable Hub fails before any model loads
     data = {**provenance(spec.data), "config": spec.config}
     splits = {s: load_config(spec.config, s, spec.data) for s in ("train", "validation", "test")}
     pool = spec.pool

@@ -20,7 +20,7 @@ from dataset_builder.grids.spec import DEFAULT_RESOLUTION
 from g2m_base.bounded_json import read_json
 from g2m_base.errors import UsageError
 from g2m_base.flags import check_int, check_number
-from probing.core.encoders import QWEN, load_config, processor_input
+from probing.core.encoders import QWEN, check_encoder_name, load_config, processor_input
 from probing.sweep.points import default_input, plan_points, stored_shape, sweep_family, text_config, token_grid
 from probing.sweep.settings import MAX_LAYERS
 
@@ -93,6 +93,7 @@ def check_config(raw: object, where: str = "config.json") -> None:
 def checked_config(name: str, revision: str | None = None):
     """The model's config, its config.json read as untrusted input (bounded size and depth, every field the plan
     reads checked by ``check_config``) before transformers builds a config object from it."""
+    check_encoder_name(name, revision)  # a mistyped name fails here, before the Hub is asked for its config
     folder = Path(name).expanduser()
     path = folder / "config.json" if folder.is_dir() else None
     if path is None and not name.startswith((".", "/", "~")):

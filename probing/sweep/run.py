@@ -39,7 +39,7 @@ from dataset_builder.release.provenance import library_versions
 from dataset_builder.release.source import load_config, provenance
 from g2m_base.errors import UsageError
 from g2m_base.files import safe_name
-from probing.core.encoders import processor_input, processor_settings
+from probing.core.encoders import check_encoder_name, processor_input, processor_settings
 from probing.core.features import cache_dir, config_sha256, fingerprint, open_cache
 from probing.sweep import taps as chat  # the LLM's input
 from probing.sweep.extract import extract, load_tokenizer
@@ -86,6 +86,7 @@ def _run(spec: SweepSpec, dist: Dist, progress: bool) -> dict:
     """The steps, in order. Every rank plans, keys and opens the same store, then does its share of the extraction
     and of the training; rank 0 alone gathers and writes, once every rank has finished (the barriers)."""
     block = get_config(spec.config).splits[0].blocks[0]
+    check_encoder_name(spec.encoder, spec.revision)  # a mistyped name fails at once, before the data is read
     data, splits = _load_data(spec)
     plan = _plan(spec, splits)
     device = dist.device(spec.device)

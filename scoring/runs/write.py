@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from dataset_builder.grids.prompt import PROMPT_VERSION
+from g2m_base.bounded_json import Rejected, read_json
 from g2m_base.files import atomic_write_text, ensure_dir, safe_name
 from scoring.catalog import TASK_VERSION, budget, task_info
 from scoring.parsing import format_answer
 from scoring.replies import answer_detail
-from scoring.runs.layout import results_name, samples_name
+from scoring.runs.layout import MAX_RESULTS_BYTES, results_date, results_files, results_name, samples_name
 from scoring.runs.score_table import tag_scores
 from scoring.score import METRICS, score_answer
 
@@ -67,7 +69,51 @@ def save_run(folder: Path, date: str, samples: dict[str, list[str]], results: di
         atomic_write_text(folder / samples_name(task, date), "".join(lines))
     text = json.dumps(results, indent=2, ensure_ascii=False, default=default) + "\n"
     atomic_write_text(folder / results_name(date), text)
+    said = supersede(folder, date, results)
+    if said:
+        print(f"g2m: {said}", file=sys.stderr)
     return folder
+
+
+def supersede(folder: Path, date: str, results: dict) -> str | None:
+    """After the run of ``date`` is written whole: remove each earlier run of the folder that it covers, so a rerun of
+    the same command leaves one copy, never two for ``g2m report`` to choose between; returns what it did, in a line.
+
+    An earlier run is covered when every task it logged is in this one with at least as many samples, and this one
+    has no failed request (a run with answers missing never replaces one). One that holds more (a full run beside a
+    ``--limit`` rerun) is kept and named. Its results file goes first, so a stop half-way leaves orphaned samples
+    files, which no reader takes for a run."""
+    block = results.get("g2m") or {}
+    mine = block.get("samples") or {}
+    replaced, kept = [], []
+    for path in results_files(folder):
+        other = results_date(path)
+        if other == date:
+            continue
+        try:
+            theirs = (read_json(path, MAX_RESULTS_BYTES, "results file").get("g2m") or {}).get("samples") or {}
+        except (Rejected, OSError, AttributeError):
+            theirs = None  # unreadable: it cannot be compared, so it is not removed
+        covered = isinstance(theirs, dict) and bool(theirs) and not block.get("request_failed") and all(
+            isinstance(n, int) and isinstance(mine.get(t), int) and mine[t] >= n for t, n in theirs.items())
+        (replaced if covered else kept).append((path, other))
+    removed = 0
+    for path, other in replaced:
+        path.unlink()
+        for samples in folder.glob(samples_name("*", other)):
+            samples.unlink()
+            removed += 1
+        removed += 1
+    if not replaced and not kept:
+        return None
+    parts = []
+    if replaced:
+        parts.append(f"replaced the earlier run of {', '.join(d for _, d in replaced)} ({removed} files): this one "
+                     "holds every sample it held")
+    if kept:
+        parts.append(f"kept the earlier run of {', '.join(d for _, d in kept)} beside it: it holds samples this one "
+                     "does not (g2m report reads the newest; --run DATE chooses)")
+    return "; ".join(parts)
 
 
 def write_run(out: Path, model: str, harness: str, samples: list[HarnessSample], g2m_block: dict,

@@ -308,8 +308,14 @@ def test_the_readme_probing_example_runs_offline(tmp_path):
 def test_the_data_is_checked_before_any_model_loads(small_release, tmp_path):
     from tests.support.helpers import g2m
 
-    res = g2m("probe", "--encoder", str(tmp_path / "no-such-encoder"), "--config", "probe_n32_c3",
+    (tmp_path / "empty-encoder").mkdir()  # a folder (its name passes), holding no model: never loaded
+    res = g2m("probe", "--encoder", str(tmp_path / "empty-encoder"), "--config", "probe_n32_c3",
               "--data", str(small_release))  # the small release has no probe_n32_c3
-    assert res.returncode == 2 and "probe_n32_c3" in res.stderr and "no-such-encoder" not in res.stderr
+    assert res.returncode == 2 and "probe_n32_c3" in res.stderr and "empty-encoder" not in res.stderr
+    # a name that is no folder and no Hub id is refused first, in one line, before the data is read
+    typo = g2m("probe", "--encoder", str(tmp_path / "no-such-encoder"), "--config", "probe_n32_c3",
+               "--data", str(small_release))
+    assert typo.returncode == 2 and typo.stderr.strip() == f"g2m: error: no folder {tmp_path}/no-such-encoder here " \
+        "(it does not exist)"
     helptext = g2m("probe", "--help").stdout
     assert "(default: 5000)" in helptext and "(default: 32)" in helptext and "(default: epochs)" in helptext
