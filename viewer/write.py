@@ -13,7 +13,9 @@ write prose? The viewer is one static folder that opens from disk with no server
 
 The true grid is drawn by the page from its cells and the release's cell bounds (``render.cell_layout``), the same
 rule that drew the PNG the model saw, so no image is copied; the answer is drawn cell for cell in the same layout
-and palette. Everything a sample holds is data to the page: written as JSON, shown through text nodes.
+and palette, with thin gridlines. Wrong cells are marked on the grid (a frame up to N = 16, a small corner past it).
+The address holds the view: ``?n=12&outcome=wrong+cells&q=...&sort=...#<id>`` (the filters, the sample shown).
+Everything a sample holds is data to the page: written as JSON, shown through text nodes.
 """
 
 from __future__ import annotations

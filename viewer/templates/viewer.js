@@ -1,12 +1,12 @@
 // The sample viewer. The index of every sample (#viewer-data) is read once; a sample's details are in
 // chunks/NNNN.js, loaded once each with a <script> tag (so the page works from file://) and delivered, deflated,
 // through window.g2mChunkZ. Only one page of the filtered list is in the DOM. Data becomes text (textContent) or pixels,
-// never markup. Canvases are drawn at the device's pixel ratio with every cell edge on a whole device pixel.
+// never markup. The canvases are drawn by viewer_draw.js. The address keeps the view: ?filters#id.
 (function () {
   'use strict';
   var D = JSON.parse(document.getElementById('viewer-data').textContent);
   var ROWS = D.rows || [];
-  var S = D.image_size || 512, CHUNK = D.chunk_size || 50, PAGE = 100, MAX_CSS = 384;
+  var S = D.image_size || 512, CHUNK = D.chunk_size || 50, PAGE = 100;
   var ID = 0, TASK = 1, N = 2, C = 3, OUTCOME = 4, STRATEGY = 5, ACC = 6, SHAPE = 7, FINISH = 8;
   var HEX = /^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$/;
   var PALETTE = [], NAMES = [];
@@ -15,6 +15,7 @@
     PALETTE.push(typeof col === 'string' && HEX.test(col) ? col : '#000000');
     NAMES.push(String((D.palette_names || [])[v] == null ? 'colour ' + v : D.palette_names[v]));
   }
+  var OUTLINE = typeof D.outline_colour === 'string' && HEX.test(D.outline_colour) ? D.outline_colour : '#3c3c3c';
   function $(id) { return document.getElementById(id); }
   function el(tag, cls, text) {
     var e = document.createElement(tag);
@@ -152,7 +153,9 @@
     page = Math.min(page, pages - 1);
     countLine();
     renderList();
-    if (current >= 0 && posOf[current] < 0 && order.length) { select(order[0]); }  // the one shown is filtered out
+    if (current >= 0 && posOf[current] < 0 && order.length) { select(order[0], true); }  // the one shown: filtered out
+    else if (shownRows.get(current)) { reveal(shownRows.get(current), true); }
+    writeAddress();
   }
   function countLine() {
     $('count').textContent = order.length.toLocaleString('en') + ' of ' + ROWS.length.toLocaleString('en') + ' samples' +
@@ -200,16 +203,30 @@
     $('p-first').disabled = $('p-prev').disabled = page === 0;
     $('p-next').disabled = $('p-last').disabled = page >= pages - 1;
   }
-  function markSelected(prev) {
+  // a row brought into the part of the list one sees: the list's box can run past the bottom of the window (the
+  // header above the sticky pane), so what counts is the box cut to the window; centre: a jump (an address, a filter),
+  // else the least scroll (a step)
+  function reveal(tr, centre) {
+    var box = $('list-scroll'), b = box.getBoundingClientRect(), head = $('list').tHead.offsetHeight;
+    var top = Math.max(b.top + box.clientTop, 0) + head;
+    var bottom = Math.min(b.top + box.clientTop + box.clientHeight, window.innerHeight || document.documentElement.clientHeight);
+    var r = tr.getBoundingClientRect();
+    if (bottom - top < 2 * r.height) { tr.scrollIntoView({block: 'nearest'}); return; }  // the list is out of sight
+    if (r.top >= top && r.bottom <= bottom) { return; }
+    if (centre) { box.scrollTop += (r.top + r.bottom - top - bottom) / 2; }
+    else { box.scrollTop += r.top < top ? r.top - top : r.bottom - bottom; }
+    r = tr.getBoundingClientRect();  // the list's end, under the window's: the window scrolls to the box's end
+    var over = b.bottom - (window.innerHeight || document.documentElement.clientHeight);
+    if ((r.top < top || r.bottom > bottom) && over > 0) { window.scrollBy(0, Math.ceil(over)); r = tr.getBoundingClientRect(); }
+    if (r.top < 0 || r.bottom > (window.innerHeight || document.documentElement.clientHeight)) { tr.scrollIntoView({block: 'nearest'}); }
+  }
+  function markSelected(prev, centre) {
     var a = shownRows.get(prev), b = shownRows.get(current);
     if (a) { a.className = ''; a.removeAttribute('aria-selected'); }
     if (b) {
       b.className = 'sel';
       b.setAttribute('aria-selected', 'true');
-      var box = $('list-scroll'), head = $('list').tHead.offsetHeight;
-      var top = b.offsetTop, bottom = top + b.offsetHeight;
-      if (top - head < box.scrollTop) { box.scrollTop = top - head; }
-      else if (bottom > box.scrollTop + box.clientHeight) { box.scrollTop = bottom - box.clientHeight; }
+      reveal(b, centre);
     }
   }
   tbody.addEventListener('click', function (e) {
@@ -228,180 +245,13 @@
   $('p-last').addEventListener('click', function () { toPage(1e9); });
   $('q').addEventListener('input', function () { query = $('q').value.trim().toLowerCase(); refilter(); });
   $('sort').addEventListener('change', function () { sortKey = $('sort').value; refilter(); });
-  $('reset').addEventListener('click', function () {
-    FILTERS.forEach(function (f) { f.sel = -1; });
-    $('q').value = '';
-    query = '';
-    refilter();
-  });
+  $('reset').addEventListener('click', function () { clearFilters(); refilter(); });
 
-  // ---- geometry -----------------------------------------------------------------------------------------------
-  function boundsOf(n) {
-    var b = D.bounds && D.bounds[String(n)];
-    if (Array.isArray(b) && b.length === n + 1) { return b; }
-    var eq = [];
-    for (var j = 0; j <= n; j++) { eq.push(j * S / n); }  // not in the index: equal cells over the whole image
-    return eq;
-  }
-  function edges(n, w) {  // cell edges in backing-store pixels, on whole pixels
-    return boundsOf(n).map(function (x) { return Math.round(x * w / S); });
-  }
-  function sizeCanvas(cv) {
-    var dpr = window.devicePixelRatio || 1, box = cv.parentElement;
-    var css = Math.max(96, Math.min(MAX_CSS, Math.floor(box.clientWidth - 2)));  // 2: the border
-    var px = Math.floor(css * dpr), w = (px / dpr) + 'px';  // a whole number of device pixels
-    if (cv.style.width !== w) { cv.style.width = cv.style.height = w; }
-    if (cv.width !== px) { cv.width = px; cv.height = px; }
-    var ctx = cv.getContext('2d');
-    ctx.imageSmoothingEnabled = false;
-    ctx.setTransform(1, 0, 0, 1, 0, 0);
-    ctx.setLineDash([]);
-    return ctx;
-  }
-  var hatch = null, hatchFor = 0;
-  function hatchPattern(ctx) {
-    var dpr = window.devicePixelRatio || 1;
-    if (!hatch || hatchFor !== dpr) {
-      var p = Math.max(4, Math.round(5 * dpr)), t = document.createElement('canvas');
-      t.width = t.height = p;
-      var c = t.getContext('2d');
-      c.fillStyle = '#b4b4b4';
-      c.fillRect(0, 0, p, p);
-      c.strokeStyle = '#555';
-      c.lineWidth = Math.max(1, Math.round(dpr));
-      c.beginPath();
-      c.moveTo(-1, p + 1); c.lineTo(p + 1, -1);
-      c.moveTo(-1, 1); c.lineTo(1, -1);
-      c.moveTo(p - 1, p + 1); c.lineTo(p + 1, p - 1);
-      c.stroke();
-      hatch = t;
-      hatchFor = dpr;
-    }
-    return ctx.createPattern(hatch, 'repeat');
-  }
-  function frame(ctx, x0, y0, x1, y1, lw) {  // a rectangle's inner border of lw pixels, with fills (crisp)
-    ctx.fillRect(x0, y0, x1 - x0, lw);
-    ctx.fillRect(x0, y1 - lw, x1 - x0, lw);
-    ctx.fillRect(x0, y0 + lw, lw, y1 - y0 - 2 * lw);
-    ctx.fillRect(x1 - lw, y0 + lw, lw, y1 - y0 - 2 * lw);
-  }
-  function patchLines(ctx, w) {
-    var size = Number($('t-size').value);
-    if (!(size >= 2)) { return; }
-    var dpr = window.devicePixelRatio || 1, lw = Math.max(1, Math.round(dpr));
-    ctx.fillStyle = '#ffffff';
-    for (var x = size; x < S; x += size) {
-      var p = Math.round(x * w / S) - Math.floor(lw / 2);
-      ctx.fillRect(p, 0, lw, w);
-      ctx.fillRect(0, p, w, lw);
-    }
-  }
+  // ---- drawing (viewer_draw.js) ------------------------------------------------------------------------------
+  var G = g2mDrawing(D, PALETTE, OUTLINE, $);
+  var boundsOf = G.boundsOf, edges = G.edges, compare = G.compare, drawGrid = G.drawGrid, drawAnswer = G.drawAnswer,
+    wrongStyle = G.wrongStyle;
 
-  // ---- drawing one sample ----------------------------------------------------------------------------------------
-  function compare(n, target, parsed) {  // per cell: 0 right, 1 wrong value, 2 '?', 3 missing
-    var st = new Uint8Array(n * n), info = {wrong: 0, unknown: 0, missing: 0, missingRows: 0, shortRows: 0,
-      extraRows: 0, longRows: 0};
-    if (!parsed) { return null; }
-    info.extraRows = Math.max(0, parsed.length - n);
-    info.missingRows = Math.max(0, n - parsed.length);
-    for (var r = 0; r < n; r++) {
-      var row = r < parsed.length ? String(parsed[r] === null || parsed[r] === undefined ? '' : parsed[r]) : null;
-      if (row !== null && row.length < n) { info.shortRows++; }
-      if (row !== null && row.length > n) { info.longRows++; }
-      var t = target[r] || '';
-      for (var c = 0; c < n; c++) {
-        var k = r * n + c;
-        if (row === null || c >= row.length) { st[k] = 3; info.missing++; }
-        else if (row[c] === t[c]) { st[k] = 0; }
-        else if (row[c] >= '0' && row[c] <= '9') { st[k] = 1; info.wrong++; }
-        else { st[k] = 2; info.unknown++; }
-      }
-    }
-    info.cells = st;
-    return info;
-  }
-  function drawGrid(cv, n, target, cmp) {
-    var ctx = sizeCanvas(cv), w = cv.width, e = edges(n, w), dpr = window.devicePixelRatio || 1;
-    ctx.fillStyle = '#ffffff';
-    ctx.fillRect(0, 0, w, w);
-    for (var r = 0; r < n; r++) {
-      var t = target[r] || '';
-      for (var c = 0; c < n; c++) {
-        var x = t.charCodeAt(c) - 48;
-        ctx.fillStyle = x >= 0 && x <= 9 ? PALETTE[x] : '#000000';
-        ctx.fillRect(e[c], e[r], e[c + 1] - e[c], e[r + 1] - e[r]);
-      }
-    }
-    // each cell's grey outline, as the release draws it: its width in the image's pixels, scaled, at least 1
-    var ow = D.outline && D.outline[String(n)];
-    if (ow) {
-      var olw = Math.max(1, Math.round(ow * w / S));
-      ctx.fillStyle = D.outline_colour || '#3c3c3c';
-      for (r = 0; r < n; r++) {
-        for (c = 0; c < n; c++) {
-          if (Math.min(e[c + 1] - e[c], e[r + 1] - e[r]) > 2 * olw + 1) { frame(ctx, e[c], e[r], e[c + 1], e[r + 1], olw); }
-        }
-      }
-    }
-    if (cmp && $('t-wrong').checked) {  // red, with a white line inside it where the cell has room (a red cell)
-      for (r = 0; r < n; r++) {
-        for (c = 0; c < n; c++) {
-          if (cmp.cells[r * n + c] === 0) { continue; }
-          var cw = Math.min(e[c + 1] - e[c], e[r + 1] - e[r]);
-          var lw = Math.max(1, Math.min(Math.round(2 * dpr), Math.floor(cw / 4)));
-          ctx.fillStyle = '#e00000';
-          frame(ctx, e[c], e[r], e[c + 1], e[r + 1], lw);
-          var hw = Math.max(1, Math.round(dpr / 2));
-          if (cw >= 2 * (lw + hw) + Math.max(2, Math.round(2 * dpr))) {
-            ctx.fillStyle = '#ffffff';
-            frame(ctx, e[c] + lw, e[r] + lw, e[c + 1] - lw, e[r + 1] - lw, hw);
-          }
-        }
-      }
-    }
-    if ($('t-patch').checked) { patchLines(ctx, w); }
-  }
-  function drawAnswer(cv, n, parsed, cmp) {
-    var ctx = sizeCanvas(cv), w = cv.width, e = edges(n, w), dpr = window.devicePixelRatio || 1;
-    ctx.fillStyle = '#ffffff';
-    ctx.fillRect(0, 0, w, w);
-    if (!parsed) {
-      ctx.fillStyle = '#f2f2f2';
-      ctx.fillRect(0, 0, w, w);
-      ctx.fillStyle = '#777777';
-      ctx.font = Math.round(18 * dpr) + 'px system-ui,sans-serif';
-      ctx.textAlign = 'center';
-      ctx.textBaseline = 'middle';
-      ctx.fillText('nothing was read', w / 2, w / 2);
-      return;
-    }
-    var pat = null, missing = [];
-    for (var r = 0; r < n; r++) {
-      var row = r < parsed.length ? String(parsed[r] === null || parsed[r] === undefined ? '' : parsed[r]) : '';
-      for (var c = 0; c < n; c++) {
-        var s = cmp.cells[r * n + c];
-        if (s === 3) { missing.push(r, c); continue; }
-        var x = row.charCodeAt(c) - 48;
-        if (x >= 0 && x <= 9) { ctx.fillStyle = PALETTE[x]; }
-        else { ctx.fillStyle = pat || (pat = hatchPattern(ctx)); }
-        ctx.fillRect(e[c], e[r], e[c + 1] - e[c], e[r + 1] - e[r]);
-      }
-    }
-    if (missing.length) {  // white, with a dashed outline
-      ctx.strokeStyle = '#8a8a8a';
-      ctx.lineWidth = 1;
-      var d = Math.max(2, Math.round(3 * dpr));
-      ctx.setLineDash([d, d]);
-      ctx.beginPath();
-      for (var j = 0; j < missing.length; j += 2) {
-        var mr = missing[j], mc = missing[j + 1];
-        ctx.rect(e[mc] + 0.5, e[mr] + 0.5, e[mc + 1] - e[mc] - 1, e[mr + 1] - e[mr] - 1);
-      }
-      ctx.stroke();
-      ctx.setLineDash([]);
-    }
-    if ($('t-patch').checked) { patchLines(ctx, w); }
-  }
   function plural(k, one, many) { return k + ' ' + (k === 1 ? one : many); }
   function answerNote(n, parsed, cmp, row) {
     var box = $('answer-note');
@@ -423,8 +273,8 @@
       box.appendChild(el('span', 'warn', extra.join(', ') + ', not drawn'));
     }
   }
-  function legend(c) {
-    var box = $('legend');
+  function legend(c, n) {
+    var box = $('legend'), corner = wrongStyle(n, edges(n, $('grid').width)) === 'corner';
     box.textContent = '';
     for (var v = 0; v < c && v < 10; v++) {
       var s = el('span'), sw = el('i');
@@ -433,7 +283,7 @@
       s.appendChild(document.createTextNode(v + ' ' + NAMES[v]));
       box.appendChild(s);
     }
-    [['q', '"?": a value outside the palette'], ['miss', 'missing cell'], ['wrong', 'wrong cell (on the grid)']].forEach(function (x) {
+    [['q', '"?": a value outside the palette'], ['miss', 'missing cell'], [corner ? 'wrong corner' : 'wrong', 'wrong cell (on the grid)']].forEach(function (x) {
       var s = el('span');
       s.appendChild(el('i', x[0]));
       s.appendChild(document.createTextNode(x[1]));
@@ -549,28 +399,57 @@
       : 'warning: the chunk gives id ' + det.id + ' at this position, not ' + row[ID];
     status.hidden = status.textContent === '';
     facts(row, det);
-    legend(row[C]);
     draw(i, det);
+    legend(row[C], row[N]);
     answerText(det);
     pane.setAttribute('data-drawn', String(row[ID]));
     if (!document.body.hasAttribute('data-ready')) { document.body.setAttribute('data-ready', '1'); }
   }
 
   // ---- selection, keys, address -------------------------------------------------------------------------------
-  function setHash(id) {
-    var h = '#' + encodeURIComponent(id);
-    if (location.hash === h) { return; }
-    try { history.replaceState(null, '', h); } catch (err) { location.replace(h); }
+  // the address: ?filters#id. The query holds the filters by value (n=12&outcome=wrong+cells&q=...&sort=...), the
+  // fragment the sample shown; both are kept up to date (replaceState: no history entry per key) and read on load
+  function valueKey(x) { return x === null || x === undefined ? 'none' : String(x); }
+  function address() {
+    var q = new URLSearchParams();
+    FILTERS.forEach(function (f) { if (f.sel >= 0) { q.set(f.key, valueKey(f.values[f.sel])); } });
+    if ($('q').value.trim()) { q.set('q', $('q').value.trim()); }
+    if (sortKey !== 'index') { q.set('sort', sortKey); }
+    var search = q.toString();
+    return location.pathname + (search ? '?' + search : '') +
+      (current >= 0 ? '#' + encodeURIComponent(String(ROWS[current][ID])) : location.hash);
   }
-  function select(i) {
+  function writeAddress() {
+    var want = address();
+    if (location.pathname + location.search + location.hash === want) { return; }
+    try { history.replaceState(null, '', want); } catch (err) { /* a browser that will not: the address stays */ }
+  }
+  function readAddress() {
+    var q = new URLSearchParams(location.search);
+    FILTERS.forEach(function (f) {
+      var v = q.get(f.key), j = v === null ? -1 : f.values.map(valueKey).indexOf(v);
+      f.sel = j;
+    });
+    $('q').value = q.get('q') || '';
+    query = $('q').value.trim().toLowerCase();
+    var sort = q.get('sort');
+    sortKey = sort && [].some.call($('sort').options, function (o) { return o.value === sort; }) ? sort : 'index';
+    $('sort').value = sortKey;
+  }
+  function clearFilters() {
+    FILTERS.forEach(function (f) { f.sel = -1; });
+    $('q').value = '';
+    query = '';
+  }
+  function select(i, centre) {
     i = Number(i);
     if (!(i >= 0 && i < ROWS.length) || i !== Math.floor(i)) { return; }
     var prev = current;
     current = i;
     var p = posOf[i];
     if (p >= 0 && Math.floor(p / PAGE) !== page) { page = Math.floor(p / PAGE); renderList(); }
-    markSelected(prev);
-    setHash(String(ROWS[i][ID]));
+    markSelected(prev, centre);
+    writeAddress();
     var pane = $('detail');
     pane.removeAttribute('data-drawn');
     var k = Math.floor(i / CHUNK);
@@ -602,7 +481,12 @@
     try { id = decodeURIComponent(h); } catch (err) { id = h; }
     return idIndex.has(id) ? idIndex.get(id) : (idIndex.has(h) ? idIndex.get(h) : -1);
   }
-  window.addEventListener('hashchange', function () { var i = fromHash(); if (i >= 0 && i !== current) { select(i); } });
+  // a sample named by the address is shown, in the list too: filters that leave it out are cleared
+  function goTo(i) {
+    if (posOf[i] < 0) { clearFilters(); refilter(); }
+    if (i !== current) { select(i, true); } else if (shownRows.get(i)) { reveal(shownRows.get(i), true); }
+  }
+  window.addEventListener('hashchange', function () { var i = fromHash(); if (i >= 0) { goTo(i); } });
   ['t-wrong', 't-patch'].forEach(function (id) { $(id).addEventListener('change', redraw); });
   $('t-size').addEventListener('input', function () { if ($('t-patch').checked) { redraw(); } });
   var pendingResize = false;
@@ -641,11 +525,16 @@
     cellCentre: function (which, n, r, c) {  // the centre of cell (r, c) of an n x n grid, in backing-store pixels
       var cv = $(which === 'answer' ? 'answer' : 'grid'), e = edges(n, cv.width);
       return [Math.floor((e[c] + e[c + 1]) / 2), Math.floor((e[r] + e[r + 1]) / 2)];
+    },
+    cellEdges: function (which, n) {  // the cell edges of an n x n grid, in backing-store pixels
+      return edges(n, $(which === 'answer' ? 'answer' : 'grid').width);
     }
   };
 
+  readAddress();
   refilter();
   var start = fromHash();
-  if (start < 0 && order.length) { start = order[0]; }
-  if (start >= 0) { select(start); } else { $('status').textContent = 'no samples'; }
+  if (start >= 0) { goTo(start); }
+  else if (order.length) { select(order[0], true); }
+  else { $('status').textContent = ROWS.length ? 'no samples match the filters' : 'no samples'; }
 })();
