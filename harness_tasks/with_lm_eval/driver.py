@@ -85,6 +85,16 @@ def unknown_backend(name: str) -> str:
             "--base-url / --serve for a server)")
 
 
+def _device(spec: EvalSpec) -> str | None:
+    """``--device``, else for a model run in this process the GPU when there is one and the CPU otherwise (lm-eval's
+    own default is CUDA, which fails deep in transformers on a machine without one)."""
+    if spec.device or spec.model not in ("hf-multimodal", "vllm-vlm"):
+        return spec.device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
 def _backend(spec: EvalSpec, model_args: str):
     from lm_eval.api.registry import get_model
 
@@ -101,7 +111,7 @@ def _backend(spec: EvalSpec, model_args: str):
         raise missing_backend(spec.model, e) from e
     try:
         return lm_class.create_from_arg_string(model_args, {"batch_size": spec.batch_size, "max_batch_size": None,
-                                                            "device": spec.device})
+                                                            "device": _device(spec)})
     except ImportError as e:
         raise missing_backend(spec.model, e) from e
     except (OSError, ValueError, TypeError) as e:  # a checkpoint that is not there, an argument the backend refuses

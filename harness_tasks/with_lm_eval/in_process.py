@@ -26,6 +26,7 @@ from collections import defaultdict, deque
 
 from lm_eval.models.hf_vlms import HFMultimodalLM
 
+from g2m_base.errors import UsageError
 from scoring.replies import GenText, finish_reasons
 
 
@@ -46,6 +47,22 @@ class HFMultimodalFinish(HFMultimodalLM):
         print(f"g2m: torchvision is not installed: {type(self.processor).__name__} built without its video half, "
               f"images through {type(self.processor.image_processor).__name__}", file=sys.stderr)
         return None
+
+    def tok_batch_multimodal_encode(self, strings, images, padding_side="left", left_truncate_len=None,
+                                    truncation=False):
+        """The batch's prompts, whole: lm-eval would cut a prompt from the left to fit ``max_length - max_gen_toks``
+        (the image's tokens first), so a budget past the model's context is refused in one line instead of a cut
+        prompt scored as an answer to the grid (or, at a budget past the context itself, an IndexError)."""
+        out = super().tok_batch_multimodal_encode(strings, images, padding_side=padding_side, left_truncate_len=None,
+                                                  truncation=truncation)
+        if left_truncate_len is not None:
+            width = int(out["input_ids"].shape[1])
+            if width > left_truncate_len:
+                budget = self.max_length - left_truncate_len
+                raise UsageError(f"a prompt of {width} tokens and an answer budget of {budget:,} do not fit "
+                                 f"{self.max_length:,} tokens, the model's context: choose --tasks that fit, or a "
+                                 "smaller budget with --gen-kwargs max_gen_toks=K (answers cut there are truncated)")
+        return out
 
     def _eos_ids(self) -> set[int]:
         ids = set()

@@ -115,3 +115,19 @@ def test_a_qwen_vl_runs_in_process_without_torchvision_and_answers_as_served(sma
             assert sample["resps"] == theirs[row_id]["resps"] and sample["resps"][0][0].strip()
             context = sample["arguments"]["gen_args_0"]["arg_0"]
             assert context.count("<|vision_start|>") == 1, context  # the model's own chat template, one image
+
+
+def test_a_budget_past_the_models_context_is_refused_in_one_line_not_a_cut_prompt(small_release, tmp_path):
+    """lm-eval cuts a prompt from the left to fit ``max_length - max_gen_toks``: the image's tokens go first, and a
+    budget past the context itself ends in an IndexError deep in the model. The 64 x 64 task's budget (15,584
+    tokens) is past the tiny model's context (4,096): one line, exit 2, no run written."""
+    from probing.tiny import make_tiny_qwen3_vl
+    from tests.support.helpers import g2m
+
+    path = make_tiny_qwen3_vl(tmp_path / "qwen3vl", max_side=256)
+    res = g2m("eval", "--model", "hf-multimodal", "--model-args", f"pretrained={path}", "--device", "cpu",
+              "--tasks", "g2m_n64_c3", "--data", str(small_release), "--out", str(tmp_path / "runs"), "--quiet")
+    last = res.stderr.strip().splitlines()[-1]
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+    assert last.startswith("g2m: error: a prompt of ") and "answer budget of 15,584 do not fit 4,096 tokens" in last
+    assert not list((tmp_path / "runs").rglob("results_*.json"))
