@@ -15,7 +15,7 @@ submission did. So before anything runs, every setting the submission records is
   a sample that agrees still reproduces the row (the named weights wrote those answers), but one that disagrees
   refutes nothing; the row stays self-reported.
 
-docs/trust.md lists the settings and what happens to each.
+docs/maintainers/audit.md lists the settings and what happens to each.
 """
 
 from __future__ import annotations

@@ -171,7 +171,7 @@ def unhonoured(submitted: dict, replayed: dict, tasks: tuple[str, ...]) -> list[
     if sm.get("revision") and sm.get("revision") != rm.get("revision"):
         out.append(f"the submission names revision {sm['revision']}; the replay ran {rm.get('revision') or 'none'}")
     mine, theirs = dtype(sm.get("model_args")), replayed.get("dtype")
-    if mine and theirs and mine != theirs:  # float32 and bfloat16 give other greedy answers (docs/trust.md)
+    if mine and theirs and mine != theirs:  # float32 and bfloat16 give other greedy answers (docs/maintainers/audit.md)
         out.append(f"the submission ran dtype {mine}; the replay {theirs}")
     sg, rg = submitted.get("generation") or {}, replayed.get("generation") or {}
     if sg.get("chat_template_sha") and rg.get("chat_template_sha") and sg["chat_template_sha"] != rg[

@@ -9,8 +9,8 @@ The submission is *reproduced* when at most ``tolerance(K)`` replayed items diff
 do, and stays *self-reported* when too few items were replayed to tell, or the replay could not honour its settings.
 
 The tolerance allows for answers that are not bit-for-bit stable under greedy decoding (other batch sizes, kernels
-or engines); docs/trust.md gives what was measured and the odds, at each K, of catching a submission that forged a
-given share of its answers (``catch_probability``).
+or engines); docs/maintainers/audit.md gives what was measured and the odds, at each K, of catching a submission
+that forged a given share of its answers (``catch_probability``).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ built and the built-in ``g2m-random`` baseline evaluated on it (not counted). Th
 
 CPU seconds (user + system) stay close to what an idle machine would take however busy the machine is; the shares of
 the three parts, taken in turns in one process, are the numbers to read. (The same figures drawn by matplotlib cost
-about 1.75 CPU-s of a 4,500-row report, 0.33 of it its import: ``docs/performance.md``.)
+about 1.75 CPU-s of a 4,500-row report, 0.33 of it its import: ``docs/maintainers/performance.md``.)
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The docs run: every command block of README.md and docs/*.md meant to run offline is run here, as written.
+"""The docs run: every command block of README.md and docs/**/*.md meant to run offline is run here, as written.
 
 A fenced shell block is marked by an HTML comment on the line before it (invisible on GitHub and in the docs site):
 
@@ -39,7 +39,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("**/*.md"))]
 SHELL_LANGS = {"bash", "sh", "shell", "console"}
 KINDS = {"run", "output", "gpu", "hub", "network"}
 MARK = re.compile(r"^<!--\s*docs-test:\s*(?P<kind>[a-z]+)(?P<flags>(?:\s+[a-z-]+(?:=[0-9.]+)?)*)\s*-->\s*$")
