@@ -141,6 +141,10 @@ def run(spec: EvalSpec, target: Target, provenance: dict) -> Path:
 
     model_args = lm_eval_args(spec, target)
     check_checkpoint(model_args)
+    if not spec.progress:  # --quiet: transformers' weight-loading bar too
+        import transformers
+
+        transformers.utils.logging.disable_progress_bar()
     source, revision = data.resolve_source(spec.data)
     name = safe_name(target.display)
     out = Path(spec.output)

@@ -44,6 +44,12 @@ class ProbeSpec(ProbeSettings):
 
 
 def run_probe(spec: ProbeSpec, progress: bool = True) -> dict:
+    if not progress:  # --quiet: the libraries' bars too (datasets' split generation, transformers' weight loading)
+        import datasets
+        import transformers
+
+        transformers.utils.logging.disable_progress_bar()
+        datasets.disable_progress_bars()
     block = get_config(spec.config).splits[0].blocks[0]
     check_encoder_name(spec.encoder, spec.revision)  # a mistyped name fails at once, before the data is read
     # then the data: a missing folder, a build without this config or an unreachable Hub fails before any model loads
