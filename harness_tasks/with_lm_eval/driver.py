@@ -9,6 +9,7 @@ user set them.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 from pathlib import Path
@@ -140,6 +141,8 @@ def run(spec: EvalSpec, target: Target, provenance: dict) -> Path:
     from harness_tasks.with_lm_eval.resumable import RunnerLM
 
     model_args = lm_eval_args(spec, target)
+    if spec.model == "vllm-vlm" and importlib.util.find_spec("vllm") is None:  # said before the checkpoint's name
+        raise missing_backend(spec.model, ImportError("No module named 'vllm'", name="vllm"))
     check_checkpoint(model_args)
     if not spec.progress:  # --quiet: transformers' weight-loading bar too
         import transformers

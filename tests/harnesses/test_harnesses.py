@@ -9,12 +9,15 @@ Each harness runs 3x3 and 64x64 grids to exact match 1.0 (the image crossed loss
 from __future__ import annotations
 
 import base64
+import contextlib
 import csv
 import importlib.util
 import io
 import json
 import math
 import re
+import socket
+import threading
 
 import numpy as np
 import pytest
@@ -72,9 +75,27 @@ def test_each_harness_reads_3x3_and_64x64_exactly_and_truncates_at_a_tight_budge
     assert len(sub["records"]) == 4 and len(sub["paper_records"]) == 2  # 2 rows per task in the small release
 
 
+@pytest.fixture
+def dead_server():
+    """A port that accepts each connection and closes it unanswered: a server that died after start-up (where nothing
+    listens at all, ``g2m eval`` refuses before any request: tests/repo/test_first_hour_errors.py)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def drop() -> None:
+        while not stop.is_set():
+            with contextlib.suppress(OSError):
+                listener.accept()[0].close()
+
+    threading.Thread(target=drop, daemon=True).start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+    stop.set()
+    listener.close()
+
+
 @pytest.mark.parametrize("harness", HARNESSES)
-def test_a_dead_server_is_request_failed_never_a_score(harness, small_release, tmp_path):
-    res = run_eval(EvalSpec(harness=harness, base_url="http://127.0.0.1:9/v1", model_args="model=fake-vlm",
+def test_a_dead_server_is_request_failed_never_a_score(harness, dead_server, small_release, tmp_path):
+    res = run_eval(EvalSpec(harness=harness, base_url=dead_server, model_args="model=fake-vlm",
                             tasks=("g2m_n03_c3",), data=str(small_release), output=str(tmp_path), progress=False,
                             request_timeout=5))
     assert _metric(res, "g2m_n03_c3", "request_failed") == 1.0
