@@ -112,10 +112,13 @@ Shape = Rect | Lines | Marker | Text | Image
 
 
 class Canvas:
-    """A figure: its size in pixels and its shapes, in drawing order (``raster.png`` and ``vector.svg`` draw it)."""
+    """A figure: its size in pixels and its shapes, in drawing order (``raster.png`` and ``vector.svg`` draw it).
+    ``zoom``: the PNG's pixels per figure pixel (2: drawn for a screen of two device pixels per CSS pixel, its PNG
+    twice as wide and as high; the shapes, the SVG and the tests' coordinates stay in figure pixels)."""
 
-    def __init__(self, width_in: float, height_in: float) -> None:
+    def __init__(self, width_in: float, height_in: float, zoom: int = 1) -> None:
         self.width, self.height = round(width_in * DPI), round(height_in * DPI)
+        self.zoom = max(1, int(zoom))
         self.shapes: list[Shape] = []
 
     def add(self, shape: Shape) -> Shape:

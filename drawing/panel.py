@@ -78,6 +78,18 @@ class Axes:
     def title(self, text: str, size: float = 8) -> None:
         self.c.text(self.x0 + self.w / 2, self.y0 - TITLE_PAD * PT, text, size, va="bottom")
 
+    def message(self, text: str, size: float = 9) -> None:
+        """A panel with nothing to draw says so: ``text`` centred in its frame (lines of it split at newlines), in
+        grey, in place of marks that would show nothing (intervals of values that are all 0, or no values)."""
+        lines = text.split("\n")
+        step = 1.25 * size * PT
+        top = self.y0 + self.h / 2 - (len(lines) - 1) * step / 2
+        wide = max(text_width(line, size) for line in lines) + 2 * size * PT
+        high = len(lines) * step + 0.8 * size * PT
+        self.c.add(Rect(self.x0 + (self.w - wide) / 2, self.y0 + (self.h - high) / 2, wide, high, fill="#ffffff",
+                        edge="#cccccc", width=0.5))  # the message over the panel's shading and lines, read at once
+        self.c.text(self.x0 + self.w / 2, top, text, size, va="center", colour="#555555")
+
     def hline(self, v: float, colour: str, width: float = 1.0, dash: tuple[float, ...] = (), label: str = "") -> None:
         y = float(self.y(v))
         self.c.add(Lines(((self.x0, y), (self.x0 + self.w, y)), colour, width, dash, label=label))
@@ -118,6 +130,13 @@ class Axes:
             left, right = self.x(x - width / 2), self.x(x + width / 2)
             a, b = sorted((float(self.y(0)), float(self.y(h))))
             self.c.add(Rect(left, a, right - left, b - a, fill=colour, edge=edge, width=FRAME))
+
+
+def nothing_to_show(values) -> bool:
+    """Whether a panel's values leave nothing to draw: none of them, none finite, or every one 0."""
+    v = np.asarray(list(values), dtype=float)
+    v = v[np.isfinite(v)]
+    return not v.size or bool(np.all(v == 0))
 
 
 def nice_ticks(lo: float, hi: float, most: int = 9) -> list[float]:

@@ -18,38 +18,40 @@ _ANCHOR_V = {"baseline": "s", "center": "m", "top": "t"}
 
 
 def png(canvas: Canvas) -> bytes:
-    """``canvas`` as PNG bytes: opaque white behind everything, the shapes in order."""
-    im = PILImage.new("RGB", (canvas.width * SCALE, canvas.height * SCALE), "white")
+    """``canvas`` as PNG bytes: opaque white behind everything, the shapes in order, ``canvas.zoom`` PNG pixels to a
+    figure pixel (its DPI as many times 150)."""
+    k = SCALE * canvas.zoom  # drawn pixels per figure pixel
+    im = PILImage.new("RGB", (canvas.width * k, canvas.height * k), "white")
     draw = ImageDraw.Draw(im, "RGBA")  # RGBA: a colour with alpha is blended over what is there
     for shape in canvas.shapes:
         if isinstance(shape, Rect):
-            _rect(draw, shape)
+            _rect(draw, shape, k)
         elif isinstance(shape, Lines):
-            _lines(draw, shape)
+            _lines(draw, shape, k)
         elif isinstance(shape, Marker):
-            _marker(draw, shape)
+            _marker(draw, shape, k)
         elif isinstance(shape, Text):
-            _text(im, draw, shape)
+            _text(im, draw, shape, k)
         elif isinstance(shape, Image):
-            _image(im, shape)
+            _image(im, shape, k)
     rgb = np.asarray(im.reduce(SCALE))
-    return rgb_png(rgb, DPI, {"Software": f"grid2matrix figures, Pillow {__version__}"})
+    return rgb_png(rgb, DPI * canvas.zoom, {"Software": f"grid2matrix figures, Pillow {__version__}"})
 
 
 def _rgba(colour: str, alpha: float = 1.0) -> tuple[int, int, int, int]:
     return (*hex_rgb(colour), round(255 * alpha))
 
 
-def _px(width_pt: float) -> int:
-    return max(1, round(width_pt * PT * SCALE))
+def _px(width_pt: float, k: int = SCALE) -> int:
+    return max(1, round(width_pt * PT * k))
 
 
-def _rect(draw, r: Rect) -> None:
-    box = [r.x * SCALE, r.y * SCALE, (r.x + r.w) * SCALE - 1, (r.y + r.h) * SCALE - 1]
+def _rect(draw, r: Rect, k: int = SCALE) -> None:
+    box = [r.x * k, r.y * k, (r.x + r.w) * k - 1, (r.y + r.h) * k - 1]
     if box[2] < box[0] or box[3] < box[1]:
         return
     draw.rectangle(box, fill=_rgba(r.fill, r.alpha) if r.fill else None,
-                   outline=_rgba(r.edge, r.alpha) if r.edge else None, width=_px(r.width) if r.edge else 0)
+                   outline=_rgba(r.edge, r.alpha) if r.edge else None, width=_px(r.width, k) if r.edge else 0)
 
 
 def _dashed(points: list[tuple[float, float]], dash: tuple[float, ...]) -> list[list[tuple[float, float]]]:
@@ -73,32 +75,32 @@ def _dashed(points: list[tuple[float, float]], dash: tuple[float, ...]) -> list[
     return pieces
 
 
-def _lines(draw, ln: Lines) -> None:
-    pts = [(x * SCALE, y * SCALE) for x, y in ln.points]
-    colour, width = _rgba(ln.colour, ln.alpha), _px(ln.width)
+def _lines(draw, ln: Lines, k: int = SCALE) -> None:
+    pts = [(x * k, y * k) for x, y in ln.points]
+    colour, width = _rgba(ln.colour, ln.alpha), _px(ln.width, k)
     runs = [pts[k:k + 2] for k in range(0, len(pts) - 1, 2)] if ln.segments else [pts]
     for run in runs:
         if ln.dash:
-            for piece in _dashed(run, tuple(d * PT * SCALE for d in ln.dash)):
+            for piece in _dashed(run, tuple(d * PT * k for d in ln.dash)):
                 draw.line(piece, fill=colour, width=width)
         else:
             draw.line(run, fill=colour, width=width, joint="curve" if len(run) > 2 else None)
 
 
-def _marker(draw, m: Marker) -> None:
+def _marker(draw, m: Marker, k: int = SCALE) -> None:
     if m.shape == "o":
-        x, y, r = m.x * SCALE, m.y * SCALE, m.radius() * SCALE
+        x, y, r = m.x * k, m.y * k, m.radius() * k
         draw.ellipse([x - r, y - r, x + r, y + r], fill=_rgba(m.colour))
     else:
-        draw.polygon([(x * SCALE, y * SCALE) for x, y in m.corners()], fill=_rgba(m.colour))
+        draw.polygon([(x * k, y * k) for x, y in m.corners()], fill=_rgba(m.colour))
 
 
-def _text(im, draw, t: Text) -> None:
-    f = font(max(1, round(t.size * PT * SCALE)))
+def _text(im, draw, t: Text, k: int = SCALE) -> None:
+    f = font(max(1, round(t.size * PT * k)))
     anchor = _ANCHOR_H[t.ha] + _ANCHOR_V[t.va]
     colour = _rgba(t.colour)
     if not t.rotation:
-        draw.text((t.x * SCALE, t.y * SCALE), t.text, fill=colour, font=f, anchor=anchor)
+        draw.text((t.x * k, t.y * k), t.text, fill=colour, font=f, anchor=anchor)
         return
     # turned text: drawn upright into a mask of its own box, the mask turned (grown to hold it), then the colour
     # pasted through it so that the anchor lands where the anchor was
@@ -112,14 +114,14 @@ def _text(im, draw, t: Text) -> None:
     dx, dy = -left - mask.width / 2, -top - mask.height / 2
     a = math.radians(t.rotation)
     ax, ay = dx * math.cos(a) + dy * math.sin(a), -dx * math.sin(a) + dy * math.cos(a)
-    at = (round(t.x * SCALE - ax - turned.width / 2), round(t.y * SCALE - ay - turned.height / 2))
+    at = (round(t.x * k - ax - turned.width / 2), round(t.y * k - ay - turned.height / 2))
     im.paste(colour[:3], at, turned)
 
 
-def _image(im, i: Image) -> None:
+def _image(im, i: Image, k: int = SCALE) -> None:
     pic = PILImage.fromarray(np.ascontiguousarray(i.rgb), "RGB")
-    size = (max(1, round(i.w * SCALE)), max(1, round(i.h * SCALE)))
-    im.paste(pic.resize(size, PILImage.Resampling.NEAREST), (round(i.x * SCALE), round(i.y * SCALE)))
+    size = (max(1, round(i.w * k)), max(1, round(i.h * k)))
+    im.paste(pic.resize(size, PILImage.Resampling.NEAREST), (round(i.x * k), round(i.y * k)))
 
 
 def corners(t: Text) -> list[tuple[float, float]]:

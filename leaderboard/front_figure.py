@@ -20,6 +20,9 @@ TOP = 10  # lines drawn before any box is ticked
 LINE_COLORS = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
                "#bab0ac")
 BASELINE_COLOR = "#666666"
+#: Each built-in baseline its own colour and dash pattern (on, off in the SVG's units), told apart from each other and
+#: from every model's line (solid, or past ten dash-dot); a baseline not named here is grey and dashed.
+BASELINE_STYLES = {"g2m-oracle": ("#222222", "10 4"), "g2m-random": ("#c2185b", "3 3")}
 W, H = 1000, 430
 LEFT, RIGHT, TOP_PAD, BOTTOM = 70, 18, 16, 58
 
@@ -33,10 +36,11 @@ def _y(v: float) -> float:
     return TOP_PAD + (1 - v) * (H - TOP_PAD - BOTTOM)
 
 
-def _style(rank: int, baseline: bool) -> tuple[str, str]:
-    """(colour, dash pattern) of the line at ``rank`` (0 = best): baselines grey and dashed, others by rank."""
+def _style(rank: int, baseline: bool, name: str = "") -> tuple[str, str]:
+    """(colour, dash pattern) of the line at ``rank`` (0 = best): each baseline its own (``BASELINE_STYLES``), others
+    by rank."""
     if baseline:
-        return BASELINE_COLOR, "6 4"
+        return BASELINE_STYLES.get(name, (BASELINE_COLOR, "6 4"))
     return LINE_COLORS[rank % len(LINE_COLORS)], "" if rank < len(LINE_COLORS) else "8 3 2 3"
 
 
@@ -86,18 +90,22 @@ def figure(rows: list[dict], view: str, fig_id: str) -> dict:
     ranked = sorted(rows, key=lambda r: -r["views"][view]["overall"]["cell_accuracy"])
     lines = []
     for rank, r in enumerate(ranked):
-        color, dash = _style(rank, r["kind"] == "baseline")
+        color, dash = _style(rank, r["kind"] == "baseline", r["name"])
         by_n = r["views"][view]["by_n"]
         points = [(n, by_n[n]["cell_accuracy"]) for n in ZERO_SHOT_SIZES
                   if n in by_n and not math.isnan(by_n[n]["cell_accuracy"])]
-        lines.append({"id": f"{fig_id}-line-{rank}", "name": r["name"], "rank": rank + 1, "shown": rank < TOP,
+        baseline = r["kind"] == "baseline"  # a reference line: drawn whatever its rank
+        lines.append({"id": f"{fig_id}-line-{rank}", "name": r["name"], "rank": rank + 1,
+                      "shown": rank < TOP or baseline,
                       "color": color, "dash": dash, "points": " ".join(f"{_x(n):.1f},{_y(v):.1f}" for n, v in points),
                       "marks": [_mark(MARKERS[rank % len(MARKERS)], _x(n), _y(v)) for n, v in points],
-                      "overall": f"{r['views'][view]['overall']['cell_accuracy']:.3f}"})
-    caption = ("Cell accuracy against grid size, one line per ranked model (the ten best drawn; tick a name to draw "
-               "it or hide it), re-scored from the raw outputs under the G2M protocol (G2M's parser, partial credit, "
-               "G2M's budget); dotted: chance, 1/C.")
+                      "overall": f"{r['views'][view]['overall']['cell_accuracy']:.3f}",
+                      "baseline": baseline})
+    caption = ("Cell accuracy against grid size, one line per ranked model (the ten best and the baselines drawn, "
+               "each baseline its own colour and dashes; tick a name to draw it or hide it), re-scored from the raw "
+               "outputs under the G2M protocol (G2M's parser, partial credit, G2M's budget); dotted: chance, 1/C.")
     same = ["; ".join(", ".join(g[:-1]) + f" and {g[-1]}" for g in coinciding(lines))]
     if same[0]:
         caption += f" Drawn on one another (the same cell accuracy at every N): {same[0]}."
-    return {"id": fig_id, "width": W, "height": H, "top": TOP, "lines": lines, "caption": caption, **_axes(view)}
+    return {"id": fig_id, "width": W, "height": H, "lines": lines, "legend": [m for m in lines if m["shown"]],
+            "more": [m for m in lines if not m["shown"]], "caption": caption, **_axes(view)}

@@ -83,7 +83,7 @@ def draw_sweeps(row: dict, assets: Path) -> list[dict]:
         ref = None if s["end_to_end"] is None else {"cell_accuracy": s["end_to_end"],
                                                     "source": "its answers, G2M protocol"}
         plot_sweep(points, assets / s["figure"], f"{term(row['name'], 60)} on {s['config']}: re-scored probe "
-                   "read-outs by depth", 1 / s["num_colors"], ref)
+                   "read-outs by depth", 1 / s["num_colors"], ref, n=s["rows"])
         out.append({"id": _anchor(i), "figure": s["figure"], "kind": s["kind"], "config": s["config"],
                     "scale": f"{s['scale']:g}", "test_rows": f"{s['rows']:,}",
                     "grid_size": s["grid_size"], "num_colors": s["num_colors"], "probed_as": s["probed_as"],

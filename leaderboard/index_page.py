@@ -112,7 +112,13 @@ def _cells(r: dict, view: str) -> list[list[str]]:
         v = _value(numbers, where)
         mark = numbers["paper_mark"] if where[0] == "paper" else ""
         out.append(["", "-"] if v is None else [f"{v:.6f}", f"{fmt(v)}{mark}"])
-    return out + [[f"{v:.6f}", fmt(v, 2)] for v in (numbers["by_n"][n]["cell_accuracy"] for n in ZERO_SHOT_SIZES)]
+    return out + [[f"{v:.6f}", compact(v)] for v in (numbers["by_n"][n]["cell_accuracy"] for n in ZERO_SHOT_SIZES)]
+
+
+def compact(v: float | None) -> str:
+    """A per-N cell as narrow as it reads: two decimals without the leading zero (".93"), 1 for 1.00, "-" for none."""
+    text = fmt(v, 2)
+    return "1" if text == "1.00" else text[1:] if text.startswith("0.") else text
 
 
 def _row(r: dict, views: tuple[str, ...]) -> dict:

@@ -81,9 +81,11 @@ def load_sweeps(folder: str | Path) -> list[dict]:
                                  or q["stage"] not in ("tower", "projector", "deepstack", "llm")
                                  or not (q["layer"] is None or type(q["layer"]) is int) for q in points):
                 raise ValueError("a point out of range")
+            test = (r.get("rows") or {}).get("test") if isinstance(r.get("rows"), dict) else None
             sweeps.append({"file": str(p), "model": str(r["model"]["name"]), "model_record": dict(r["model"]),
                            "config": str(r["config"]),
-                           "grid_size": n, "num_colors": c, "points": _rescored_points(points, p, r)})
+                           "grid_size": n, "num_colors": c, "test_rows": test if type(test) is int else None,
+                           "points": _rescored_points(points, p, r)})
         except (KeyError, TypeError, ValueError) as e:
             raise UsageError(f"{p}: a malformed probe sweep ({type(e).__name__}: {e})") from None
     return sweeps
@@ -102,7 +104,8 @@ def sweep_sections(sweeps: list[dict], tasks: dict, out: Path, model: str,
         ref = {"cell_accuracy": e2e["cell_accuracy"], "source": model} if e2e else None
         figs[f"sweep_{i}"] = plot_sweep(sw["points"], out / f"sweep_{i}.png", f"{term(Path(sw['model']).name, 60)} on "
                                         f"{sw['config']}: probe by depth against the answers of {model}"
-                                        + (" (ANOTHER MODEL)" if other else ""), 1 / sw["num_colors"], ref)[0]
+                                        + (" (ANOTHER MODEL)" if other else ""), 1 / sw["num_colors"], ref,
+                                        n=sw.get("test_rows"))[0]
         rows.append({**sw, "other_model": other, "end_to_end_cell_accuracy": e2e["cell_accuracy"] if e2e else None,
                      "points": [{**q, "gap": q["cell_accuracy"] - e2e["cell_accuracy"] if e2e else None}
                                 for q in sw["points"]]})

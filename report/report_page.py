@@ -23,6 +23,8 @@ from scoring.score import METRICS
 
 TEMPLATES = Path(__file__).with_name("templates")
 
+#: A table of more rows than this is folded on the page (its summary line names it and its rows); shorter ones open.
+FOLD_ROWS = 12
 #: The per-cell rates of the CSV and the tables: every metric but the strict cell accuracy (a column of its own).
 RATES = tuple(m for m in METRICS if m != "cell_accuracy_strict")
 
@@ -208,4 +210,5 @@ def write_report(out: Path, report: dict, tasks: dict, overall: dict, run, optio
                                                  heading=title, banner=line, cut=cut,
                                                  results_file=run.results_path.name, samples=len(run.samples),
                                                  accuracy_figure=figs["accuracy"], sections=sections,
-                                                 examples=examples, viewer=report.get("viewer")))
+                                                 examples=examples, viewer=report.get("viewer"),
+                                                 fold_rows=FOLD_ROWS))

@@ -10,7 +10,7 @@ import numpy as np
 
 from drawing.canvas import DPI, PT, Canvas, Lines, Marker, Rect
 from drawing.files import write
-from drawing.panel import Axes, legend, nice_ticks, tick_labels
+from drawing.panel import Axes, legend, nice_ticks, nothing_to_show, tick_labels
 
 STAGE_LABELS = {"tower": "vision tower", "projector": "projector", "llm": "LLM (image positions)"}
 STAGE_TINTS = {"tower": "#eef3fb", "projector": "#fbf3e6", "llm": "#eef8ef"}
@@ -19,6 +19,12 @@ DASHED, DOTTED = (3.7, 1.6), (1.0, 1.65)
 #: An interval shorter than this (in accuracy, on the 0..1.1 axis about 3 px at the page's size) hides behind its
 #: marker: such intervals are said in the accuracy's legend entry instead of getting an entry of their own.
 VISIBLE_INTERVAL = 0.02
+#: PNG pixels per figure pixel: the map is read on screens of two device pixels per CSS pixel (and zoomed into).
+ZOOM = 2
+#: What the exact match panel says in place of its curve when every point's exact match is 0.
+NO_EXACT = "probe exact match is 0 at every depth (no test grid read whole)"
+#: Each axis's label: one metric each.
+CELL_LABEL, EXACT_LABEL = "probe cell accuracy\n(test)", "probe exact match\n(test)"
 #: Inches: the panels' left edge (a two-line axis label and tick labels), right margin, heights and the gap.
 _LEFT, _RIGHT, _CELL_H, _EXACT_H, _GAP = 0.85, 0.2, 2.7, 1.0, 0.12
 
@@ -29,20 +35,34 @@ def _ci(p: dict) -> tuple[float, float]:
     return min(lo, a), max(hi, a)
 
 
-def draw_sweep(points: list[dict], title: str, chance: float, reference: dict | None = None) -> Canvas:
+def sample_line(points: list[dict], n: int | None) -> str:
+    """The figure's line on what every point is over: ``n`` test grids (or the points' own ``test_rows``)."""
+    if n is None:
+        n = next((p["test_rows"] for p in points if isinstance(p.get("test_rows"), int)), None)
+    if n is None:
+        return "each point: the probe's score on the config's test grids (their number was not given)"
+    return (f"each point: the probe's score on the same n = {n:,} test grid{'s' if n != 1 else ''} "
+            "(95% intervals over them)")
+
+
+def draw_sweep(points: list[dict], title: str, chance: float, reference: dict | None = None,
+               n: int | None = None) -> Canvas:
     """Cell accuracy by depth: each point's test cell accuracy with its 95% interval (a capped bar per point), the
     stages shaded and divided, chance (1/C) dashed, the authors' read-outs starred, DeepStack streams where they
     enter the LLM, and with ``reference`` the model's own end-to-end cell accuracy at this N. Exact match has its own
-    panel below (one metric per axis). The legend sits below the panels, so it never covers a point, and lists only
-    what is drawn."""
+    panel below (one metric per axis), or a sentence in its place when every point's is 0. ``n``: the test grids every
+    point is scored on, said under the title. The PNG is drawn at ``ZOOM`` times the figure's pixels. The legend sits
+    below the panels, so it never covers a point, and lists only what is drawn."""
     streams = [p for p in points if p["stage"] == "deepstack"]  # drawn apart, where they enter the LLM
     points = [p for p in points if p["stage"] != "deepstack"]
     width = max(6.0, min(16.0, 0.16 * len(points) + 4))
     heading = "\n".join(textwrap.wrap(title, int(width * 13))) or " "
     lines = heading.count("\n") + 1
-    top = 0.08 + 0.19 * lines + 0.42  # the title, then the stages' names (two lines of 8 pt) over the panel
-    canvas = Canvas(width, top + _CELL_H + _GAP + _EXACT_H + 1.25)
+    top = 0.08 + 0.19 * lines + 0.16 + 0.42  # the title, n, then the stages' names (two lines of 8 pt) over the panel
+    canvas = Canvas(width, top + _CELL_H + _GAP + _EXACT_H + 1.25, zoom=ZOOM)
     canvas.text(canvas.width / 2, 0.08 * DPI, heading, 10, va="top")
+    canvas.text(canvas.width / 2, (0.08 + 0.19 * lines + 0.03) * DPI, sample_line(points, n), 8, va="top",
+                colour="#333333")
     xlim = (-0.5, len(points) - 0.5)
     cell = Axes(canvas, _LEFT, top, width - _LEFT - _RIGHT, _CELL_H, xlim, (-0.04, 1.1))
     exact = Axes(canvas, _LEFT, top + _CELL_H + _GAP, width - _LEFT - _RIGHT, _EXACT_H, xlim, (-0.06, 1.06))
@@ -77,13 +97,15 @@ def draw_sweep(points: list[dict], title: str, chance: float, reference: dict | 
                     ha="left", colour=STREAM)
     if streams:
         entries.append(("DeepStack stream, where it enters the LLM", {"colour": STREAM, "marker": "D", "width": 0.01}))
-    exact.curve(x, [p["exact_match"] for p in points], EXACT, dash=DOTTED, marker="^", size=4,
-                label="probe exact match")
-    entries.append(("probe exact match", {"colour": EXACT, "marker": "^", "dash": DOTTED}))
+    if nothing_to_show(p["exact_match"] for p in points):
+        exact.message(NO_EXACT if points else "no data", size=8)
+    else:
+        exact.curve(x, [p["exact_match"] for p in points], EXACT, dash=DOTTED, marker="^", size=4,
+                    label="probe exact match")
+        entries.append(("probe exact match", {"colour": EXACT, "marker": "^", "dash": DOTTED}))
     ticks = [i for i, p in enumerate(points) if p["layer"] is None or len(points) <= 40 or p["layer"] % 5 == 0
              or i in (0, len(points) - 1)]
-    for ax, name, values in ((cell, "test cell\naccuracy", nice_ticks(0, 1, 6)),
-                             (exact, "test exact\nmatch", [0.0, 0.5, 1.0])):
+    for ax, name, values in ((cell, CELL_LABEL, nice_ticks(0, 1, 6)), (exact, EXACT_LABEL, [0.0, 0.5, 1.0])):
         ax.frame()
         ax.yticks(values, tick_labels(values), size=8)
         ax.ylabel(name, size=8)
@@ -120,7 +142,22 @@ def _entry(stream: dict, points: list[dict]) -> float:
     return float(at[0]) if at else (proj[0] + 0.5 if proj else len(points) - 0.5)
 
 
-def plot_sweep(points: list[dict], path: Path, title: str, chance: float, reference: dict | None = None) -> list[str]:
-    """``draw_sweep`` written as PNG to ``path`` and as SVG beside it; returns both names."""
-    write(draw_sweep(points, title, chance, reference), path)
+def saved_test_rows(folder: Path, points: list[dict]) -> int | None:
+    """How many test grids the points were scored on, read from the test predictions a sweep saves beside its figure
+    (``points/<point>/test_predictions.npy``, one row per test grid; its header only); None where there are none."""
+    for p in points:
+        f = folder / "points" / str(p.get("point", "")) / "test_predictions.npy"
+        try:
+            return int(np.load(f, mmap_mode="r", allow_pickle=False).shape[0])
+        except (OSError, ValueError, IndexError):
+            continue
+    return None
+
+
+def plot_sweep(points: list[dict], path: Path, title: str, chance: float, reference: dict | None = None,
+               n: int | None = None) -> list[str]:
+    """``draw_sweep`` written as PNG to ``path`` and as SVG beside it; returns both names. Without ``n``, the test
+    grids are counted from the sweep's saved predictions beside ``path`` (``g2m probe sweep``'s folder)."""
+    n = n if n is not None else saved_test_rows(path.parent, points)
+    write(draw_sweep(points, title, chance, reference, n), path)
     return [path.name, path.with_suffix(".svg").name]

@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 from drawing import canvas, colours, raster, vector
-from drawing.panel import nice_ticks, tick_labels
+from drawing.panel import Axes, nice_ticks, nothing_to_show, tick_labels
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -46,6 +46,40 @@ def test_shapes_land_on_their_pixels_in_their_colours():
     assert tuple(px[45, 60]) == (0x4C, 0x72, 0xB0) and tuple(px[5, 60]) == (255, 255, 255)
     assert tuple(px[100, 150]) == (0xC4, 0x4E, 0x52)
     assert tuple(px[230, 230]) == (85, 168, 104) and tuple(px[195, 230]) == (255, 255, 255)
+
+
+def test_a_zoomed_canvas_is_the_same_drawing_at_twice_the_pixels():
+    """``zoom=2``: the PNG has twice the pixels each way (a screen of two device pixels per CSS pixel), every shape
+    where it is at 1x scaled by two, and the SVG stays in the figure's pixels."""
+    def draw(zoom):
+        c = canvas.Canvas(2, 2, zoom=zoom)  # 300 x 300 figure pixels
+        c.add(canvas.Rect(10, 20, 100, 50, fill="#4c72b0"))
+        c.add(canvas.Lines(((150, 0), (150, 300)), "#c44e52", 2.0))
+        c.text(200, 250, "label", 10, colour="#000000")
+        return c
+    one, two = _pixels(draw(1)), _pixels(draw(2))
+    assert one.shape == (300, 300, 3) and two.shape == (600, 600, 3)
+    assert tuple(two[90, 120]) == (0x4C, 0x72, 0xB0) and tuple(two[10, 120]) == (255, 255, 255)
+    assert tuple(two[200, 300]) == (0xC4, 0x4E, 0x52)
+    ink = lambda px: np.argwhere((px < 128).all(axis=2))  # noqa: E731
+    a, b = ink(one), ink(two)
+    assert abs(b[:, 1].min() / 2 - a[:, 1].min()) <= 1 and abs(b[:, 1].max() / 2 - a[:, 1].max()) <= 1  # the label
+    with Image.open(io.BytesIO(raster.png(draw(2)))) as im:
+        assert round(im.info["dpi"][0]) == 2 * canvas.DPI
+    assert ElementTree.fromstring(vector.svg(draw(2))).get("viewBox") == "0 0 300 300"
+
+
+def test_a_panel_with_nothing_to_show_says_so_in_its_middle():
+    c = canvas.Canvas(4, 3)
+    ax = Axes(c, 0.5, 0.5, 3, 2, (0, 1), (0, 1))
+    ax.message("exact match is 0 on every task\n(no grid transcribed whole)")
+    texts = [s for s in c.shapes if isinstance(s, canvas.Text)]
+    assert [t.text for t in texts] == ["exact match is 0 on every task", "(no grid transcribed whole)"]
+    assert all(t.x == pytest.approx(ax.x0 + ax.w / 2) for t in texts)
+    assert (texts[0].y + texts[1].y) / 2 == pytest.approx(ax.y0 + ax.h / 2)
+    (box,) = [s for s in c.shapes if isinstance(s, canvas.Rect)]
+    assert box.fill == "#ffffff" and ax.x0 < box.x and box.x + box.w < ax.x0 + ax.w  # behind it, inside the panel
+    assert nothing_to_show([0.0, 0, float("nan")]) and nothing_to_show([]) and not nothing_to_show([0, 0.01])
 
 
 def test_the_svg_holds_the_same_shapes_as_escaped_xml():

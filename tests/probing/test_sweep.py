@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -82,7 +83,13 @@ def test_the_readme_sweep_writes_every_point_and_the_figure(tiny_release, tmp_pa
     for name in ("sweep.png", "sweep.svg"):
         assert (out / name).stat().st_size > 5000
     with Image.open(out / "sweep.png") as im:
-        assert im.format == "PNG" and im.size[0] >= 700
+        assert im.format == "PNG" and im.size[0] >= 1440
+        png_size = im.size
+    svg = (out / "sweep.svg").read_text()
+    box = re.search(r'viewBox="0 0 (\d+) (\d+)"', svg)
+    assert png_size == (2 * int(box[1]), 2 * int(box[2]))  # drawn at 2x: two PNG pixels to a figure pixel
+    assert "the same n = 30 test grids" in svg  # n on the figure: the config's 30 test rows, from the saved predictions
+    assert "probe cell accuracy" in svg and "probe exact match" in svg  # one metric per axis
     assert len(list((out / "points").glob("*/result.json"))) == 8
 
 

@@ -332,7 +332,7 @@ def _points(width: float, em: float = 0.0) -> list[dict]:
 
 @pytest.mark.parametrize("width, interval_in_legend", [(0.004, False), (0.1, True)])
 def test_the_sweep_legend_lists_only_what_can_be_seen(width, interval_in_legend):
-    fig = sweep_figure.draw_sweep(_points(width), "enc on cfg: probe by depth", 1 / 3,
+    fig = sweep_figure.draw_sweep(_points(width, em=0.2), "enc on cfg: probe by depth", 1 / 3,
                                   {"cell_accuracy": 0.4, "source": "r"})
     lines, markers = _labelled(fig, canvas.Lines), _labelled(fig, canvas.Marker)
     legend = [label.removeprefix("legend: ") for label in lines if label.startswith("legend: ")]
@@ -350,7 +350,7 @@ def test_the_sweep_legend_lists_only_what_can_be_seen(width, interval_in_legend)
         assert len(lines["interval"][0].points) == 2 * 5  # intervals as a capped bar per point
     entries = [s for s in fig.shapes if isinstance(s, canvas.Lines) and s.label.startswith("legend: ")]
     assert min(y for e in entries for _, y in e.points) > exact.y + exact.h  # the legend is below both panels
-    assert any("test cell" in t for t in fig.texts()) and any("test exact" in t for t in fig.texts())
+    assert "probe cell accuracy" in fig.texts() and "probe exact match" in fig.texts()
 
 
 def test_the_probe_curve_has_a_title_and_says_how_often_it_was_evaluated():
@@ -390,3 +390,86 @@ def test_the_boards_sentence_on_exact_match_is_computed_from_its_rows():
     assert index_page.exact_note(rows) == "past N = 8, the highest here is 1.000, oracle at N = 9"
     assert index_page.exact_note(rows[1:]) == "past N = 8, the highest here is 0.733, m at N = 9"
     assert index_page.exact_note([]) == ""
+
+
+# --- panels with nothing to show say so; the sweep map at 2x, with its n and one metric per axis ---------------------
+
+def _in(box: canvas.Rect, x: float) -> bool:
+    return box.x <= x <= box.x + box.w
+
+
+def _frames(fig) -> list:
+    """The panels' frames (edge only), left to right, top to bottom."""
+    return sorted((r for r in fig.shapes if isinstance(r, canvas.Rect) and r.edge and not r.fill),
+                  key=lambda r: (r.y, r.x))
+
+
+def test_an_exact_match_of_0_everywhere_is_said_not_drawn_as_intervals():
+    """Every task's exact match 0 (Wilson intervals 0 to 0.43 at 6 grids): the exact match panel says so in words and
+    draws no interval, no cap and no marker; the cell accuracy panel beside it is drawn as ever."""
+    tasks = {(n, c): {**_task(0.0, 0.4), "exact_match_ci": (0.0, 0.43)} for n in SIZES for c in (3, 5, 10)}
+    fig = figures.draw_accuracy_vs_n(tasks, title="m: accuracy against grid size")
+    cell, exact = _frames(fig)[:2]
+    assert cell.x < exact.x
+    assert "exact match is 0 on every task" in fig.texts() and "(no grid transcribed whole)" in fig.texts()
+    message = next(t for t in fig.shapes if isinstance(t, canvas.Text) and t.text == "exact match is 0 on every task")
+    assert _in(exact, message.x) and exact.y < message.y < exact.y + exact.h  # centred in its panel
+    lines = _labelled(fig, canvas.Lines)
+    marks = [(ln, x) for key in ("interval", "cap") for ln in lines[key] for x, _ in ln.points]
+    assert marks and not [x for _, x in marks if _in(exact, x)]  # no bar in the exact match panel
+    assert all(_in(cell, x) for _, x in marks)  # the cell accuracy panel keeps its intervals
+    markers = [m for ms in _labelled(fig, canvas.Marker).values() for m in ms]
+    assert not [m for m in markers if _in(exact, m.x) and exact.y < m.y < exact.y + exact.h]
+    assert not any("same exact match" in t for t in fig.texts())  # no note on curves that are not drawn
+    assert "exact match" in fig.texts()  # the panel keeps its title
+
+
+def test_a_figure_without_data_says_no_data():
+    fig = figures.draw_accuracy_vs_n({}, title="m: accuracy against grid size")
+    assert fig.texts().count("no data") == 2
+    assert not [s for s in fig.shapes if isinstance(s, canvas.Marker)]
+    assert not [s for s in fig.shapes if isinstance(s, canvas.Lines) and s.label.startswith("legend: ")]
+
+
+def test_a_sweep_whose_exact_match_is_0_at_every_depth_says_so():
+    fig = sweep_figure.draw_sweep(_points(0.1), "enc on cfg: probe by depth", 1 / 3, n=30)
+    cell, exact = _frames(fig)[:2]
+    assert sweep_figure.NO_EXACT in fig.texts()
+    message = next(t for t in fig.shapes if isinstance(t, canvas.Text) and t.text == sweep_figure.NO_EXACT)
+    assert exact.y < message.y < exact.y + exact.h
+    markers = _labelled(fig, canvas.Marker)
+    assert "probe exact match" not in markers and not any(ln.label == "probe exact match"
+                                                          for ln in fig.shapes if isinstance(ln, canvas.Lines))
+    legend = [s.label for s in fig.shapes if isinstance(s, canvas.Lines) and s.label.startswith("legend: ")]
+    assert "legend: probe exact match" not in legend  # the legend names only what is drawn
+    assert all(cell.y < m.y < cell.y + cell.h for ms in markers.values() for m in ms)
+
+
+def test_the_sweep_map_is_drawn_at_2x_gives_n_and_names_one_metric_per_axis(tmp_path):
+    fig = sweep_figure.draw_sweep(_points(0.1, em=0.2), "enc on cfg: probe by depth", 1 / 3, n=30)
+    assert fig.zoom == 2
+    assert any("n = 30 test grids" in t for t in fig.texts())
+    labels = [t.text for t in fig.shapes if isinstance(t, canvas.Text) and t.rotation == 90]
+    cell_label = [t for t in labels if "accuracy" in t or "match" in t]
+    assert cell_label == ["probe cell accuracy", "probe exact match"]  # one metric per axis, each label one metric
+    assert all(("cell accuracy" in t) != ("exact match" in t) for t in cell_label)
+    names = sweep_figure.plot_sweep(_points(0.1, em=0.2), tmp_path / "sweep.png", "t", 1 / 3, n=30)
+    assert names == ["sweep.png", "sweep.svg"]
+    drawn = sweep_figure.draw_sweep(_points(0.1, em=0.2), "t", 1 / 3, n=30)
+    with Image.open(tmp_path / "sweep.png") as im:
+        assert im.size == (2 * drawn.width, 2 * drawn.height) and im.size[0] >= 1440  # device pixels: 2x
+        assert round(im.info["dpi"][0]) == 300
+    svg = ElementTree.parse(tmp_path / "sweep.svg").getroot()
+    assert svg.get("viewBox") == f"0 0 {drawn.width} {drawn.height}"  # the SVG stays in the figure's pixels
+    texts = [t.text for t in svg.iter(f"{SVG}text")]
+    assert any("n = 30 test grids" in (t or "") for t in texts) and "probe exact match" in texts
+
+
+def test_without_n_the_sweep_counts_its_saved_test_predictions(tmp_path):
+    points = _points(0.1, em=0.2)
+    (tmp_path / "points" / points[0]["point"]).mkdir(parents=True)
+    np.save(tmp_path / "points" / points[0]["point"] / "test_predictions.npy", np.zeros((17, 4, 4), np.uint8))
+    sweep_figure.plot_sweep(points, tmp_path / "sweep.png", "t", 1 / 3)
+    texts = [t.text or "" for t in ElementTree.parse(tmp_path / "sweep.svg").getroot().iter(f"{SVG}text")]
+    assert any("n = 17 test grids" in t for t in texts)
+    assert "number was not given" in sweep_figure.sample_line(points, None)

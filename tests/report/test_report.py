@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import csv
 import json
+import re
+from html.parser import HTMLParser
 from xml.etree import ElementTree
 
 import pytest
 from PIL import Image
 
 from report.report import ReportOptions, build_report
+from report.report_page import FOLD_ROWS
 from scoring.rescoring.load import load_run
 from scoring.runs.run import RunError
 from tests.support.helpers import g2m
@@ -75,6 +78,71 @@ def test_report_tables_agree_with_lm_eval_and_files_are_written(random_run, tmp_
     assert (1 <= len(examples) <= 3 and examples[0]["strategy"] == "list_literal"
             and examples[0]["text"].startswith("[["))
     assert "Answers that were not exact" in html and "<pre>[[" in html
+
+
+class _Page(HTMLParser):
+    """Where a page's images and tables are, in reading order, and each table's rows and the <details> around it."""
+
+    def __init__(self):
+        super().__init__()
+        self.order, self.tables, self.details, self.summary = [], [], [], None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag in ("img", "table"):
+            self.order.append(tag)
+        if tag == "details":
+            self.details.append({"open": "open" in attrs, "summary": ""})
+        elif tag == "summary":
+            self.summary = self.details[-1]
+        elif tag == "table":
+            self.tables.append({"rows": 0, "details": self.details[-1] if self.details else None})
+        elif tag == "tr" and self.tables:
+            self.tables[-1]["rows"] += 1
+
+    def handle_endtag(self, tag):
+        if tag == "details":
+            self.details.pop()
+        elif tag == "summary":
+            self.summary = None
+
+    def handle_data(self, data):
+        if self.summary is not None:
+            self.summary["summary"] += data
+
+
+def _points_inside(svg_path, frame) -> list[tuple[float, float]]:
+    """Every point of every path of the SVG strictly inside ``frame`` (x, y, w, h)."""
+    x0, y0, w, h = frame
+    found = []
+    for path in ElementTree.parse(svg_path).getroot().iter("{http://www.w3.org/2000/svg}path"):
+        for x, y in re.findall(r"[ML](-?[\d.]+) (-?[\d.]+)", path.get("d")):
+            if x0 < float(x) < x0 + w and y0 < float(y) < y0 + h:
+                found.append((float(x), float(y)))
+    return found
+
+
+def test_a_report_of_a_run_that_never_gets_a_grid_whole_says_so_and_puts_its_figures_first(random_run, tmp_path):
+    rep = build_report(random_run, tmp_path / "r")
+    assert rep.document["tasks"] and all(t["exact_match"] == 0 for t in rep.document["tasks"])  # g2m-random
+    out = tmp_path / "r"
+    assert "exact match is 0 on every task" in _svg_texts(out / "accuracy_vs_n.svg")
+    frames = sorted((float(r.get("x")), float(r.get("y")), float(r.get("width")), float(r.get("height")))
+                    for r in ElementTree.parse(out / "accuracy_vs_n.svg").getroot().iter(
+                        "{http://www.w3.org/2000/svg}rect") if r.get("fill") == "none" and r.get("stroke") == "#000000")
+    cell, exact = frames
+    assert _points_inside(out / "accuracy_vs_n.svg", cell)  # cell accuracy: curves and intervals
+    assert _points_inside(out / "accuracy_vs_n.svg", exact) == []  # exact match: no bar, no curve, only words
+    page = _Page()
+    page.feed((out / "index.html").read_text())
+    assert page.order.index("table") > max(i for i, tag in enumerate(page.order) if tag == "img")  # figures first
+    assert len(page.tables) >= 5
+    long = [t for t in page.tables if t["rows"] > FOLD_ROWS]
+    assert long and all(t["details"] and not t["details"]["open"] for t in long)  # the long tables folded
+    assert all(t["details"] and t["details"]["open"] for t in page.tables if t["rows"] <= FOLD_ROWS)
+    by_task = next(t for t in page.tables if t["details"]["summary"].startswith("Scores by task"))
+    assert by_task["details"]["summary"] == f"Scores by task: table of {by_task['rows'] - 1} rows"  # less its header
+    assert by_task["rows"] - 1 == len(rep.document["tasks"]) + 1  # every task and "all"
 
 
 def test_report_cli_and_its_errors(random_run, tmp_path):
