@@ -26,8 +26,9 @@ def write_sweep(sweep: dict, out: Path) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     title = (f"{Path(sweep['model']['name']).name} on {sweep['config']} ({sweep['readout']['probe']} probe): "
              "where the grid is lost")
+    test_rows = (sweep.get("rows") or {}).get("test")  # the n every point is scored on, as the sweep recorded it
     sweep["figures"] = plot_sweep(sweep["points"], out / "sweep.png", title, sweep["chance_cell_accuracy"],
-                                  sweep.get("reference"))
+                                  sweep.get("reference"), n=test_rows if isinstance(test_rows, int) else None)
     run_specific = ("passes", "costs")
     atomic_write_text(out / "sweep.json", json.dumps({k: v for k, v in sweep.items() if k not in run_specific},
                                                      indent=1) + "\n")
