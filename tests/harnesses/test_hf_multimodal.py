@@ -54,22 +54,30 @@ def _samples(res: dict, task: str) -> dict[str, dict]:
     return {s["doc"]["id"]: s for s in map(json.loads, path.read_text().splitlines())}
 
 
-def test_truncated_comes_from_the_tokens_in_process_as_from_a_servers_finish_reason(small_release, tmp_path):
-    """The same tiny model in-process (hf-multimodal) and behind a server that reports finish_reason (greedy, the
-    same prompt and pixels): the same tokens, so the same text, the same finish reason and the same ``truncated``."""
+def _in_process_and_served(path, name: str, tasks: tuple[str, ...], data, tmp_path) -> tuple[dict, dict]:
+    """The same checkpoint run by g2m eval in this process (hf-multimodal, CPU, float32) and behind the stand-in
+    server, greedy, the same short budget: the two runs' results."""
     from tests.support import vlm_server
 
-    path = make_tiny_idefics3(tmp_path / "idefics3")
-    tasks = ("g2m_n03_c3", "g2m_n04_c5")
-    common = dict(tasks=tasks, data=str(small_release), gen_kwargs="max_gen_toks=14", progress=False)
+    common = dict(tasks=tasks, data=str(data), gen_kwargs="max_gen_toks=14", progress=False)
     local = run_eval(EvalSpec(model="hf-multimodal", model_args=f"pretrained={path},dtype=float32", device="cpu",
                               output=str(tmp_path / "local"), **common))
-    httpd = vlm_server.serve(vlm_server.TransformersVLM(path, "tiny-idefics3"))
+    httpd = vlm_server.serve(vlm_server.TransformersVLM(path, name))
     try:
         served = run_eval(EvalSpec(base_url=f"http://127.0.0.1:{httpd.server_address[1]}/v1",
                                    output=str(tmp_path / "served"), **common))
     finally:
         httpd.shutdown()
+    return local, served
+
+
+def test_truncated_comes_from_the_tokens_in_process_as_from_a_servers_finish_reason(small_release, tmp_path):
+    """The same tiny model in-process (hf-multimodal) and behind a server that reports finish_reason (greedy, the
+    same prompt and pixels): the same tokens, so the same text, the same finish reason and the same ``truncated``."""
+
+    path = make_tiny_idefics3(tmp_path / "idefics3")
+    tasks = ("g2m_n03_c3", "g2m_n04_c5")
+    local, served = _in_process_and_served(path, "tiny-idefics3", tasks, small_release, tmp_path)
     finishes = []
     for task in tasks:
         mine, theirs = _samples(local, task), _samples(served, task)
@@ -92,22 +100,13 @@ def test_a_qwen_vl_runs_in_process_without_torchvision_and_answers_as_served(sma
     import importlib.util
 
     from probing.tiny import make_tiny_qwen3_vl
-    from tests.support import vlm_server
 
     assert importlib.util.find_spec("torchvision") is None, "set-up installs no torchvision: this path is its absence"
     path = make_tiny_qwen3_vl(tmp_path / "qwen3vl", max_side=256)
     tasks = ("g2m_n03_c3", "g2m_n04_c5")
-    common = dict(tasks=tasks, data=str(small_release), gen_kwargs="max_gen_toks=14", progress=False)
-    local = run_eval(EvalSpec(model="hf-multimodal", model_args=f"pretrained={path},dtype=float32", device="cpu",
-                              output=str(tmp_path / "local"), **common))
+    local, served = _in_process_and_served(path, "tiny-qwen3-vl", tasks, small_release, tmp_path)
     said = capfd.readouterr().err
     assert "g2m: torchvision is not installed: Qwen3VLProcessor built without its video half" in said
-    httpd = vlm_server.serve(vlm_server.TransformersVLM(path, "tiny-qwen3-vl"))
-    try:
-        served = run_eval(EvalSpec(base_url=f"http://127.0.0.1:{httpd.server_address[1]}/v1",
-                                   output=str(tmp_path / "served"), **common))
-    finally:
-        httpd.shutdown()
     for task in tasks:
         mine, theirs = _samples(local, task), _samples(served, task)
         assert mine.keys() == theirs.keys() and len(mine) == 2
