@@ -44,13 +44,20 @@ def _modules() -> dict[str, Path]:
     return out
 
 
-def _imports(name: str, path: Path) -> set[str]:
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """A module's syntax tree, parsed once for every test that walks it."""
+    return ast.parse(path.read_text(), str(path))
+
+
+@functools.cache
+def _imports(name: str, path: Path) -> frozenset[str]:
     """Every module ``name`` imports: import statements anywhere (lazy ones too), relative ones resolved, and
     ``importlib.import_module`` / ``__import__`` calls with a constant argument."""
     is_pkg = path.name == "__init__.py"
     here = name.split(".") if is_pkg else name.split(".")[:-1]
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom):
@@ -62,7 +69,7 @@ def _imports(name: str, path: Path) -> set[str]:
         elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in (
                 "import_module", "__import__") and node.args and isinstance(node.args[0], ast.Constant):
             found.add(str(node.args[0].value))
-    return found
+    return frozenset(found)
 
 
 MODULES = _modules()
@@ -165,7 +172,7 @@ def test_no_room_reaches_into_another_rooms_private_names():
     """``from room.module import _name`` across rooms: a private name is its own room's business."""
     hits = []
     for name, path in MODULES.items():
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(_tree(path)):
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 if node.module.split(".")[0] != name.split(".")[0] and node.module.split(".")[0] in RANK:
                     hits += [f"{name}: {node.module}.{a.name}" for a in node.names

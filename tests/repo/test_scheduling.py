@@ -7,7 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.support.scheduling import COSTS, cost_order, costs_from_report, load_costs, scope_of
+from tests.support import scheduling
+from tests.support.scheduling import COSTS, FAST_COSTS, cost_order, costs_from_report, load_costs, scope_of
 
 PAGE = "tests/docs/test_docs_run.py::test_the_page_runs_as_written[docs/probing.md]"
 
@@ -16,9 +17,19 @@ PAGE = "tests/docs/test_docs_run.py::test_the_page_runs_as_written[docs/probing.
     ("tests/leaderboard/test_site.py::test_rows", "tests/leaderboard/test_site.py"),
     ("tests/scoring/test_parsing.py::test_x[a::b]", "tests/scoring/test_parsing.py"),
     (PAGE, PAGE),  # a docs page is a unit of its own
+    ("tests/probing/test_sweep.py::test_x", "tests/probing/test_sweep.py"),
 ])
 def test_the_unit_of_a_test(nodeid, scope):
-    assert scope_of(nodeid) == scope
+    assert scope_of(nodeid, fast=False) == scope
+
+
+@pytest.mark.parametrize(("nodeid", "scope"), [
+    ("tests/probing/test_probe_heads.py::test_x[1]", "tests/probing/"),  # torch's importers: one unit, one worker
+    ("tests/probing/sweep/test_y.py::test_z", "tests/probing/"),
+    ("tests/scoring/test_parsing.py::test_x", "tests/scoring/test_parsing.py"),
+])
+def test_the_unit_of_a_fast_lane_test(nodeid, scope):
+    assert scope_of(nodeid, fast=True) == scope
 
 
 def test_costliest_units_first_and_each_unit_kept_together_in_its_order():
@@ -44,5 +55,8 @@ def test_costs_are_summed_per_unit_from_a_durations_report(tmp_path):
 def test_the_measured_costs_name_units_that_exist():
     from tests.support.helpers import REPO
 
-    for scope in load_costs(COSTS):
-        assert (REPO / scope.split("::", 1)[0]).is_file(), f"{scope}: no such test file (refresh scope_costs.json)"
+    for path in (COSTS, FAST_COSTS):
+        assert load_costs(path), f"{path.name} is empty"
+        for scope in load_costs(path):
+            assert scope == scheduling.FAST_TORCH_UNIT or (REPO / scope.split("::", 1)[0]).is_file(), (
+                f"{scope}: no such test file (refresh {path.name})")
