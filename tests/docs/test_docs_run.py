@@ -12,6 +12,9 @@ A fenced shell block is marked by an HTML comment on the line before it (invisib
   probe's accuracy, which differs in its last digit between machines) within that absolute tolerance, and all the
   rest of each line exactly; integers (counts, steps) are always compared exactly. A page that uses it says so in
   its text;
+- ``<!-- docs-test: tour -->``: commands the tour (docs/tour.md) runs, shown again on a reference page: every line of
+  it must be a line of a run block of the tour, and an output block after it lines of a tour output block, so the
+  command is run once, by the tour's test, and the two pages cannot drift apart;
 - ``<!-- docs-test: gpu -->``, ``hub`` or ``network``: needs a GPU, the Hugging Face Hub or the network: checked for
   syntax (``bash -n``). With ``dry-run`` after the kind, every ``g2m eval``, ``g2m probe sweep`` and ``g2m push`` in
   it also runs with ``--dry-run`` added (they plan without a model, data or network).
@@ -41,7 +44,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("**/*.md"))]
 SHELL_LANGS = {"bash", "sh", "shell", "console"}
-KINDS = {"run", "output", "gpu", "hub", "network"}
+KINDS = {"run", "output", "tour", "gpu", "hub", "network"}
+TOUR = "docs/tour.md"
 MARK = re.compile(r"^<!--\s*docs-test:\s*(?P<kind>[a-z]+)(?P<flags>(?:\s+[a-z-]+(?:=[0-9.]+)?)*)\s*-->\s*$")
 #: A decimal number in an output line: what ``tolerance=`` compares as a number (integers stay exact text).
 DECIMAL = re.compile(r"-?\d+\.\d+")
@@ -116,8 +120,9 @@ def test_pages_are_found():
 
 @pytest.mark.parametrize("block", [b for b in ALL if b.lang in SHELL_LANGS], ids=lambda b: b.where)
 def test_every_shell_block_is_marked(block):
-    assert block.kind in {"run", "gpu", "hub", "network"}, (
-        f"{block.where}: mark this {block.lang} block with <!-- docs-test: run --> (runs offline) or gpu, hub, network")
+    assert block.kind in {"run", "tour", "gpu", "hub", "network"}, (
+        f"{block.where}: mark this {block.lang} block with <!-- docs-test: run --> (runs offline) or tour, gpu, hub, "
+        f"network")
 
 
 @pytest.mark.parametrize("block", [b for b in ALL if b.kind], ids=lambda b: b.where)
@@ -129,10 +134,40 @@ def test_marks_are_known_and_outputs_follow_a_run(block):
     if block.kind == "output":
         page = [b for b in ALL if b.page == block.page]
         before = page[page.index(block) - 1]
-        assert before.kind == "run" and before.lang in SHELL_LANGS, (f"{block.where}: an output block follows a run "
-                                                                     f"block")
+        assert before.kind in ("run", "tour") and before.lang in SHELL_LANGS, (
+            f"{block.where}: an output block follows a run block")
     if "dry-run" in block.flags:
         assert any(DRY_RUNNABLE.search(c) for c in logical_lines(block.text)), f"{block.where}: nothing to dry-run"
+
+
+TOUR_BLOCKS = [b for b in ALL if b.kind == "tour"]
+
+
+def _tour_lines(kind: str) -> set[str]:
+    return {" ".join(line.split()) for b in ALL if b.page == TOUR and b.kind == kind
+            for line in (logical_lines(b.text) if kind == "run" else b.text.splitlines()) if line.strip()}
+
+
+@pytest.mark.parametrize("block", TOUR_BLOCKS, ids=lambda b: b.where)
+def test_a_block_marked_tour_is_what_the_tour_runs_and_prints(block):
+    """Its commands are run by the tour's docs test (and nowhere else): each must be a command of the tour, as
+    written there; the output shown after it must be output the tour shows."""
+    ran = _tour_lines("run")
+    for line in logical_lines(block.text):
+        assert " ".join(line.split()) in ran, f"{block.where}: {line!r} is not a command of {TOUR}"
+    page = [b for b in ALL if b.page == block.page]
+    after = page[page.index(block) + 1] if page.index(block) + 1 < len(page) else None
+    if after is not None and after.kind == "output":
+        printed = _tour_lines("output")
+        for line in filter(str.strip, after.text.splitlines()):
+            assert " ".join(line.split()) in printed, f"{after.where}: {line!r} is not output {TOUR} shows"
+
+
+def test_the_tour_mark_checks_against_the_tour():
+    assert TOUR_BLOCKS, "no page shows a tour command: the mark and its test would check nothing"
+    assert ".venv/bin/g2m probe --encoder demo-encoder --config probe_n20_c3 --data tour-data --steps 50 " \
+        "--eval-every 25 --quiet" in _tour_lines("run")
+    assert ".venv/bin/g2m probe --encoder demo-encoder --data elsewhere" not in _tour_lines("run")
 
 
 BARE = re.compile(r"^(g2m|g2m-lm-eval|python|pip|pytest|lm_eval|inspect|mkdocs)\b")

@@ -285,26 +285,6 @@ def test_the_default_schedule_is_the_authors_shuffled_epochs():
     assert len(next(draws)) == 32
 
 
-def test_the_readme_probing_example_runs_offline(tmp_path):
-    """The newcomer's route, as docs/probing.md writes it: a small build (200 images), a tiny encoder from a config,
-    a 50-step probe."""
-    import subprocess
-    import sys
-
-    from tests.support.helpers import REPO, g2m
-
-    assert g2m("build", "--out", str(tmp_path / "demo-data"), "--configs", "probe_n20_c3", "--scale", "0.01",
-               check=True).returncode == 0
-    subprocess.run([sys.executable, str(REPO / "scripts" / "make_tiny_encoder.py"), str(tmp_path / "demo-encoder")],
-                   check=True, capture_output=True, timeout=120)
-    res = g2m("probe", "--encoder", str(tmp_path / "demo-encoder"), "--config", "probe_n20_c3", "--data",
-              str(tmp_path / "demo-data"), "--steps", "50", "--eval-every", "25", "--out", str(tmp_path / "probes"),
-              "--quiet")
-    assert res.returncode == 0, res.stderr
-    result = json.loads(next((tmp_path / "probes").rglob("result.json")).read_text())
-    assert result["test"]["cell_accuracy"] > 0.5  # chance is 1/3: random weights still carry colour
-
-
 def test_the_data_is_checked_before_any_model_loads(small_release, tmp_path):
     from tests.support.helpers import g2m
 

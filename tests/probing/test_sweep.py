@@ -286,16 +286,19 @@ def test_deepstack_streams_are_points_and_show_where_the_signal_re_enters(tiny_r
 
 
 def test_clear_errors_before_anything_heavy(small_release, tmp_path):
+    """Refused by ``g2m``'s own ``main`` in this process: these usage errors load no model, so a child per case would
+    only add its start-up."""
+    from tests.support.helpers import g2m_here
     from tests.support.tiny_models import make_tiny_siglip_vision
 
     siglip = make_tiny_siglip_vision(tmp_path / "siglip")
-    res = g2m("probe", "sweep", "--encoder", str(siglip), "--config", "probe_n20_c3", "--data", str(small_release),
+    res = g2m_here("probe", "sweep", "--encoder", str(siglip), "--config", "probe_n20_c3", "--data", str(small_release),
               "--out", str(tmp_path / "o"))
     assert res.returncode == 2 and "cannot lay out a 'siglip_vision_model'" in res.stderr
-    res = g2m("probe", "sweep", "--encoder", str(tmp_path / "missing"), "--config", "probe_n20_c3", "--data",
+    res = g2m_here("probe", "sweep", "--encoder", str(tmp_path / "missing"), "--config", "probe_n20_c3", "--data",
               str(small_release), "--out", str(tmp_path / "o"))
     assert res.returncode == 2 and "does not exist" in res.stderr
-    res = g2m("probe", "sweep", "--encoder", "x", "--config", "zero_shot", "--out", str(tmp_path / "o"))
+    res = g2m_here("probe", "sweep", "--encoder", "x", "--config", "zero_shot", "--out", str(tmp_path / "o"))
     assert res.returncode == 2 and "unknown probing config" in res.stderr
-    res = g2m("probe", "--config", "probe_n20_c3")
+    res = g2m_here("probe", "--config", "probe_n20_c3")
     assert res.returncode == 2 and "needs --encoder and --config" in res.stderr
