@@ -53,15 +53,14 @@ def _counting(monkeypatch) -> dict:
     return seen
 
 
-def test_the_readme_sweep_writes_every_point_and_the_figure(tiny_release, tmp_path):
-    """The README's route: the tiny VLM from its script, then `g2m probe sweep` on the command line."""
-    subprocess.run([sys.executable, str(REPO / "scripts" / "make_tiny_vlm.py"), str(tmp_path / "demo-vlm"),
-                    "--tower-depth", "3", "--llm-layers", "3"], check=True, capture_output=True, timeout=300)
-    res = g2m("probe", "sweep", "--encoder", str(tmp_path / "demo-vlm"), "--config", "probe_n20_c3", "--data",
+def test_the_command_line_sweep_writes_every_point_and_the_figure(tiny_vlm, tiny_release, tmp_path):
+    """`g2m probe sweep` on the command line, on the tiny VLM that ``scripts/make_tiny_vlm.py --tower-depth 3
+    --llm-layers 3`` writes (the session's ``tiny_vlm``; docs/gap.md runs the script itself)."""
+    res = g2m("probe", "sweep", "--encoder", str(tiny_vlm), "--config", "probe_n20_c3", "--data",
               str(tiny_release), "--steps", "6", "--eval-every", "3", "--out", str(tmp_path / "sweep"), "--quiet")
     assert res.returncode == 0, res.stderr
     assert "tower" in res.stdout and "forward passes for 60 images" in res.stdout
-    out = tmp_path / "sweep" / "demo-vlm" / "sweep" / "probe_n20_c3"
+    out = tmp_path / "sweep" / tiny_vlm.name / "sweep" / "probe_n20_c3"
     sweep = json.loads((out / "sweep.json").read_text())
     assert sweep["format"] == "g2m-probe-sweep/1"
     assert [(p["stage"], p["layer"]) for p in sweep["points"]] == [
