@@ -211,18 +211,22 @@ def sweep_dir(tiny_vlm, tiny_release, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def vlm_run(tiny_vlm, small_release, tmp_path_factory) -> Path:
-    """The same tiny VLM's end-to-end answers at N=20, C=3, served on the loopback interface (a real server)."""
+    """The same tiny VLM's end-to-end answers at N=20, C=3, served on the loopback interface (a real server). Read
+    only, made once for the whole run."""
     from harness_tasks.evaluate import EvalSpec, run_eval
     from tests.support import vlm_server
 
-    httpd = vlm_server.serve(vlm_server.TransformersVLM(tiny_vlm, str(tiny_vlm)))
-    try:
-        res = run_eval(EvalSpec(base_url=f"http://127.0.0.1:{httpd.server_address[1]}/v1", tasks=("g2m_n20_c3",),
-                                data=str(small_release), output=str(tmp_path_factory.mktemp("run")),
-                                gen_kwargs="max_gen_toks=8", progress=False))
-    finally:
-        httpd.shutdown()
-    return Path(res["output_dir"])
+    def make(folder: Path) -> Path:
+        httpd = vlm_server.serve(vlm_server.TransformersVLM(tiny_vlm, str(tiny_vlm)))
+        try:
+            res = run_eval(EvalSpec(base_url=f"http://127.0.0.1:{httpd.server_address[1]}/v1", tasks=("g2m_n20_c3",),
+                                    data=str(small_release), output=str(folder), gen_kwargs="max_gen_toks=8",
+                                    progress=False))
+        finally:
+            httpd.shutdown()
+        return Path(res["output_dir"])
+
+    return shared(tmp_path_factory, "vlm_run", make)
 
 
 @pytest.fixture(scope="session")

@@ -144,7 +144,9 @@ def run(spec: EvalSpec, target: Target, provenance: dict) -> Path:
     if spec.model == "vllm-vlm" and importlib.util.find_spec("vllm") is None:  # said before the checkpoint's name
         raise missing_backend(spec.model, ImportError("No module named 'vllm'", name="vllm"))
     check_checkpoint(model_args)
-    if not spec.progress:  # --quiet: transformers' weight-loading bar too
+    # --quiet: transformers' weight-loading bar too, for a backend that loads weights here (a server client or a
+    # baseline loads none, and importing transformers only to silence it costs a second)
+    if not spec.progress and spec.model not in (CHAT, *BASELINES):
         import transformers
 
         transformers.utils.logging.disable_progress_bar()
