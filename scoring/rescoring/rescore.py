@@ -39,10 +39,11 @@ def zero_shot_truth() -> dict[str, Truth]:
     return out
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=8192)
 def truth_matrix(t: Truth) -> np.ndarray:
     """The row's N x N truth, regenerated once per process: a board re-scores every submission against the same
-    4,500 ids (about 4 MB of int8 for the release's). Read only, as it is shared by every caller."""
+    4,500 zero-shot ids (about 4 MB of int8). Bounded so that a probe section's tens of thousands of rows cost at
+    most ~32 MB (and only recomputation once they pass it). Read only, as it is shared by every caller."""
     m = make_matrix(t.seed, t.grid_size, t.num_colors)
     m.flags.writeable = False
     return m
