@@ -22,7 +22,8 @@ def _train_config(args: argparse.Namespace):
     from probing.core.probe import TrainConfig
 
     return TrainConfig(probe=args.probe, steps=args.steps, batch_size=args.train_batch_size, sampling=args.sampling,
-                       lr=args.lr, eval_every=args.eval_every, patience=args.patience, seed=args.seed)
+                       lr=args.lr, eval_every=args.eval_every, patience=args.patience, hidden=args.hidden,
+                       seed=args.seed)
 
 
 def _probe(args: argparse.Namespace) -> int:
@@ -108,6 +109,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lr", type=float, default=5e-4, help="AdamW learning rate")
     p.add_argument("--eval-every", type=int, default=500, help="validation every this many steps")
     p.add_argument("--patience", type=int, default=3, help="stop after this many validations without improvement")
+    p.add_argument("--hidden", type=int, default=512,
+                   help="width of the conv probe's hidden layer (the authors': 512; the other probes have none)")
     p.add_argument("--seed", type=int, default=0, help="probe initialisation and batch order")
     add_quiet(p)
 

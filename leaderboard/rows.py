@@ -7,8 +7,6 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from PIL import Image
-
 from audit.records import VERDICTS, well_formed_tier
 from dataset_builder.grids.configs import ZERO_SHOT_SIZES
 from dataset_builder.grids.render import render_rgb
@@ -37,7 +35,7 @@ def _baseline_scores() -> dict[str, dict[str, list]]:
     out: dict[str, dict[str, list]] = {name: {"g2m": [], "paper_rule_on_g2m": []} for name in BASELINES}
     for sid, t in zero_shot_truth().items():
         m = truth_matrix(t)
-        answers = {"g2m-oracle": oracle_answer(Image.fromarray(render_rgb(m)), t.grid_size),
+        answers = {"g2m-oracle": oracle_answer(render_rgb(m), t.grid_size),
                    "g2m-random": random_answer(t.grid_size, t.num_colors, sid)}
         for name, answer in answers.items():
             g2m, paper = score_outputs(sid, answer, m, t.num_colors, None, ("g2m", "paper"))

@@ -19,7 +19,12 @@ from scoring.parsing import format_answer
 
 
 def image_rgb(image) -> np.ndarray:
-    """An H x W x 3 uint8 array from a PIL image, PNG bytes, or a ``datasets`` image dict ({"bytes": ...})."""
+    """An H x W x 3 uint8 array from a PIL image, PNG bytes, a ``datasets`` image dict ({"bytes": ...}), or such an
+    array itself (the board's baselines pass the rendered pixels: a PIL round trip would copy them twice)."""
+    if isinstance(image, np.ndarray):
+        if image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.uint8:
+            raise ValueError(f"expected an H x W x 3 uint8 RGB array, got {image.dtype} {image.shape}")
+        return image
     if isinstance(image, dict):
         image = image.get("bytes")
     if isinstance(image, (bytes, bytearray)):

@@ -196,7 +196,9 @@ def tiny_vlm(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def sweep_dir(tiny_vlm, tiny_release, tmp_path_factory) -> Path:
-    """The tiny VLM swept on probe_n20_c3 at 24/6/30 rows (every tower block, the projector, every LLM layer)."""
+    """The tiny VLM swept on probe_n20_c3 at 24/6/30 rows (every tower block, the projector, every LLM layer), at the
+    authors' probe width: its heads must differ from point to point (a head swapped between two points is refuted),
+    which 6 steps at ``TEST_HIDDEN`` do not give."""
     from probing.core.probe import TrainConfig
     from probing.sweep.run import SweepSpec, run_sweep
 

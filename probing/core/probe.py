@@ -41,7 +41,7 @@ SAMPLINGS = ("epochs", "replacement")
 
 #: The command-line option of each training setting, so a refusal names what the user typed.
 _FLAGS = {"steps": "--steps", "batch_size": "--train-batch-size", "eval_every": "--eval-every",
-          "patience": "--patience", "lr": "--lr"}
+          "patience": "--patience", "lr": "--lr", "hidden": "--hidden"}
 
 
 @dataclass(frozen=True)

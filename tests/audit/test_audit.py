@@ -26,24 +26,26 @@ K = 12  # the 12 largest (N, C) cells of the small build, one item each
 GEN = "max_gen_toks=8"
 
 
+#: The tasks of the 12 largest (N, C) cells of the small build: the only ones a sample of K = 12 (or fewer) draws
+#: from (``audit.sample.allocate``: one item a cell, from the largest grids down).
+LARGEST = tuple(f"g2m_n{n:02d}_c{c}" for n in (24, 32, 48, 64) for c in (3, 5, 10))
+
+
 @pytest.fixture(scope="module")
 def honest(small_release, tmp_path_factory) -> dict:
-    """A tiny llava's real answers on every row of the small build (in-process, hf-multimodal), as a submission:
-    every other id of the release gets a filler answer (validate needs all 4,500; an audit draws only from rows the
-    data holds)."""
+    """A tiny llava's real answers on the rows of the 12 largest cells of the small build (in-process,
+    hf-multimodal), the only rows an audit of K <= 12 replays, as a submission: every other id of the release gets a
+    filler answer (validate needs all 4,500)."""
     from harness_tasks import EvalSpec, run_eval
 
     root = tmp_path_factory.mktemp("audit")
     folder = make_tiny_llava(root / "llava")  # the submitter's copy; the audit loads the weights by their Hub id
     model = as_hub_model(folder, "org/tiny-llava", Path(os.environ["HF_HUB_CACHE"]))
     res = run_eval(EvalSpec(model="hf-multimodal", model_args=f"pretrained={folder},dtype=float32", device="cpu",
-                            data=str(small_release), output=str(root / "runs"), gen_kwargs=GEN, progress=False))
+                            data=str(small_release), output=str(root / "runs"), gen_kwargs=GEN, tasks=LARGEST,
+                            progress=False))
     doc, ran = _submission(res["output_dir"], root / "part.json.gz", model)
     return {"doc": doc, "model": model, "folder": folder, "data": small_release, "ran": ran}
-
-
-#: The tasks of the 12 largest (N, C) cells of the small build: the only ones a sample of K = 12 draws from.
-LARGEST = tuple(f"g2m_n{n:02d}_c{c}" for n in (24, 32, 48, 64) for c in (3, 5, 10))
 
 
 def _submission(run_dir: Path, out: Path, model: str) -> tuple[dict, dict[str, str]]:
@@ -78,7 +80,8 @@ def with_settings(honest, tmp_path_factory) -> dict:
 
 
 def _forged(honest: dict, share: float) -> dict:
-    """The honest submission with the answers of the densest ``share`` of the build's rows replaced by the truth."""
+    """The honest submission with the answers of the densest ``share`` of the rows it ran replaced by the truth (at
+    0.3, the 64 x 64 cells' rows and one more: a sample of 12 meets a forged answer in 3 or 4 of its cells)."""
     doc = json.loads(json.dumps(honest["doc"]))
     truth = zero_shot_truth()
     dense = sorted(honest["ran"], key=lambda i: (-truth[i].grid_size, i))[: round(share * len(honest["ran"]))]

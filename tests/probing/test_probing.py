@@ -15,6 +15,7 @@ from probing.core.encoders import Encoder, EncoderError, load_encoder
 from probing.core.experiment import ProbeSpec, run_probe
 from probing.core.features import CacheMismatch
 from probing.core.probe import TrainConfig
+from tests.support.helpers import TEST_HIDDEN
 from tests.support.lazy import lazy
 from tests.support.tiny_models import (
     make_tiny_clip_vision,
@@ -30,7 +31,7 @@ torch = lazy("torch")  # imported by the first test that uses it, not when colle
 
 pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
 
-FAST = TrainConfig(steps=80, eval_every=20, batch_size=32, patience=2)
+FAST = TrainConfig(steps=80, eval_every=20, batch_size=32, patience=2, hidden=TEST_HIDDEN)
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +59,7 @@ def _command(capsys, encoder, release, tmp) -> tuple[int, list[str], str]:
     try:
         code = main(["probe", "--encoder", str(encoder), "--config", "probe_n20_c3", "--data", str(release), "--out",
                      str(tmp / "out"), "--cache-dir", str(tmp / "cache"), "--steps", "2", "--eval-every", "1",
-                     "--quiet"])
+                     "--hidden", str(TEST_HIDDEN), "--quiet"])
     finally:  # main() takes SIGTERM and SIGHUP for its clean stop; give them back to pytest
         for s, h in handlers.items():
             signal.signal(s, h)
@@ -111,8 +112,8 @@ def test_a_rerun_reads_the_cache_and_never_calls_the_encoder(learned, pixel_enco
 
 
 def test_a_cache_built_with_other_settings_is_an_error_not_reused(pixel_encoder, small_release, tmp_path, capsys):
-    res = run_probe(_spec(pixel_encoder, small_release, tmp_path, train=TrainConfig(steps=2, eval_every=1)),
-                    progress=False)
+    res = run_probe(_spec(pixel_encoder, small_release, tmp_path,
+                          train=TrainConfig(steps=2, eval_every=1, hidden=TEST_HIDDEN)), progress=False)
     key_file = Path(res["cache"]) / "key.json"
     key = json.loads(key_file.read_text())
     key["cache_dtype"] = "float32"
@@ -137,8 +138,8 @@ def test_linear_probe_variant(pixel_encoder, small_release, tmp_path):
 def test_qwen_towers_probe_at_both_read_outs(builder, grids, tiny_release, tmp_path):
     model = builder(tmp_path / "model")
     for readout, shape in grids.items():
-        res = run_probe(_spec(model, tiny_release, tmp_path, readout=readout, train=TrainConfig(steps=4, eval_every=2)),
-                        progress=False)
+        res = run_probe(_spec(model, tiny_release, tmp_path, readout=readout,
+                              train=TrainConfig(steps=4, eval_every=2, hidden=TEST_HIDDEN)), progress=False)
         assert res["encoder"]["feature_grid"] + [res["encoder"]["feature_dim"]] == shape
         assert res["encoder"]["family"] in ("qwen2_vl", "qwen3_vl")
         assert res["images_encoded"] == 24 + 6 + 30
@@ -265,7 +266,7 @@ def test_features_that_overflow_the_cache_are_refused_and_never_cached(pixel_enc
     assert code == 1 and len(errors) == 1 and "not finite in float16" in errors[0] and "Traceback" not in err, err
     assert not list((tmp_path / "cache").rglob("*.features.npy"))
     res = run_probe(_spec(pixel_encoder, small_release, tmp_path, cache_dtype="float32",
-                          train=TrainConfig(steps=2, eval_every=1)), progress=False)
+                          train=TrainConfig(steps=2, eval_every=1, hidden=TEST_HIDDEN)), progress=False)
     assert res["encoder_calls"] > 0
 
 

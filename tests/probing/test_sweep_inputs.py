@@ -131,7 +131,7 @@ BAD_NUMBERS = [
     *[(SWEEP, "--lr", v, "--lr") for v in ("nan", "inf", "-inf", "0", "-1e-3", "1e9")], (PROBE, "--lr", "nan", "--lr"),
     *[(SWEEP, "--gpu-gb", v, "--gpu-gb") for v in ("0", "nan", "-5", "inf", "1e300")],
     *[(cmd, opt, v, opt) for cmd in (SWEEP, PROBE)
-      for opt in ("--batch-size", "--steps", "--train-batch-size", "--eval-every", "--patience")
+      for opt in ("--batch-size", "--steps", "--train-batch-size", "--eval-every", "--patience", "--hidden")
       for v in ("0", "10000000000000")],
     *[(cmd, "--seed", v, "--seed") for cmd in (SWEEP, PROBE) for v in ("-1", str(2**32))],
     *[(SWEEP, opt, v, opt) for opt in ("--stride", "--chunk-rows") for v in ("0", "-2", "10000000000000")],

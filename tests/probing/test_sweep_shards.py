@@ -20,13 +20,13 @@ from probing.core.probe import TrainConfig
 from probing.sweep.run import SweepSpec, run_sweep
 from tests.support.disks import one_line_error as _one_line_error
 from tests.support.disks import remount, tmpfs
-from tests.support.helpers import REPO, ended, g2m, wait_for
+from tests.support.helpers import REPO, TEST_HIDDEN, ended, g2m, wait_for
 
 pytestmark = pytest.mark.slow  # builds a model, extracts features, trains probes
 
-FAST = TrainConfig(steps=6, eval_every=3, patience=2)
+FAST = TrainConfig(steps=6, eval_every=3, patience=2, hidden=TEST_HIDDEN)
 FLAGS = ["--config", "probe_n20_c3", "--points", "tower,projector", "--batch-size", "4", "--chunk-rows", "8",
-         "--steps", "6", "--eval-every", "3", "--patience", "2", "--quiet"]
+         "--steps", "6", "--eval-every", "3", "--patience", "2", "--hidden", str(TEST_HIDDEN), "--quiet"]
 
 
 @pytest.fixture(scope="module")

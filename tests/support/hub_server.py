@@ -174,7 +174,13 @@ class HubStandIn(ThreadingHTTPServer):
 
 
 class _Drop(Exception):
-    pass
+    """The request ends here and its connection is closed (no answer was sent, or it never will be)."""
+
+
+class _Answered(Exception):
+    """The request ends here with the answer sent (a fault's 404 or 500); its connection stays open, as the Hub's
+    does. Closing it after an answer that did not say ``Connection: close`` raced the client, which may already be
+    sending its next request on it: "Server disconnected without sending a response"."""
 
 
 class _Handler(DiscussionRoutes, BaseHTTPRequestHandler):
@@ -233,10 +239,10 @@ class _Handler(DiscussionRoutes, BaseHTTPRequestHandler):
             mode = fault[0]
         if mode == "404":  # a Hub without this route, as an unknown route is answered
             self._error(404, "NotFound", "the stand-in Hub was told it has no such route")
-            raise _Drop
+            raise _Answered
         if mode == "500":
             self._error(500, "InternalError", "the stand-in Hub was told to fail")
-            raise _Drop
+            raise _Answered
         if mode == "drop":
             self.close_connection = True
             raise _Drop
@@ -293,6 +299,8 @@ class _Handler(DiscussionRoutes, BaseHTTPRequestHandler):
                                  query, body)
             self.server.log.append((self.command, f"unknown {path}"))
             return self._error(404, "NotFound", f"the stand-in Hub has no route {self.command} {path}")
+        except _Answered:
+            pass
         except _Drop:
             self.close_connection = True
 
