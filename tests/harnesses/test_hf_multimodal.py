@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 
@@ -22,9 +23,20 @@ def tiny_vlm(request, tmp_path_factory):
 
 
 def test_hf_multimodal_runs_logs_samples_and_scores_them_as_score_answer_does(tiny_vlm, small_release, tmp_path):
-    res = run_eval(EvalSpec(model="hf-multimodal", model_args=f"pretrained={tiny_vlm},dtype=float32",
-                            tasks=("g2m_n03_c3", "g2m_n04_c5"), data=str(small_release), output=str(tmp_path),
-                            device="cpu", gen_kwargs="max_gen_toks=24"))
+    frozen = []  # lm-eval's full collection after each batch: over what the batch made, the rest frozen
+
+    def collected(phase: str, info: dict) -> None:
+        if phase == "start" and info["generation"] == 2:
+            frozen.append(gc.get_freeze_count())
+
+    gc.callbacks.append(collected)
+    try:
+        res = run_eval(EvalSpec(model="hf-multimodal", model_args=f"pretrained={tiny_vlm},dtype=float32",
+                                tasks=("g2m_n03_c3", "g2m_n04_c5"), data=str(small_release), output=str(tmp_path),
+                                device="cpu", gen_kwargs="max_gen_toks=24"))
+    finally:
+        gc.callbacks.remove(collected)
+    assert sum(n > 0 for n in frozen) >= 4 and gc.get_freeze_count() == 0  # a batch a row; thawed after the run
     for task in ("g2m_n03_c3", "g2m_n04_c5"):
         rows = [json.loads(x)
                 for x in next(Path(res["output_dir"]).glob(f"samples_{task}_*.jsonl")).read_text().splitlines()]

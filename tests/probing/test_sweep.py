@@ -285,10 +285,10 @@ def test_deepstack_streams_are_points_and_show_where_the_signal_re_enters(tiny_r
         model.model.visual.merger.linear_fc2.bias.zero_()
     model.save_pretrained(path)
     train = TrainConfig(steps=40, eval_every=10, patience=4)  # the authors' width: at 64 the margin below is thin
-    sweep = run_sweep(_spec(path, tiny_release, tmp_path, train=train), progress=False)
+    # from the projector on (the command-line test sees the towers before it): the points the finding is about
+    sweep = run_sweep(_spec(path, tiny_release, tmp_path, train=train, points=("projector", "llm")), progress=False)
     acc = {p["point"]: p["cell_accuracy"] for p in sweep["points"]}
-    assert list(acc) == ["tower.001", "tower.002", "tower.003", "projector", "deepstack.001", "llm.001", "llm.002",
-                         "llm.003"]
+    assert list(acc) == ["projector", "deepstack.001", "llm.001", "llm.002", "llm.003"]
     chance = 1 / 3
     assert acc["projector"] < chance + 0.05  # nothing left at the projector: constant features
     assert acc["deepstack.001"] > acc["projector"] + 0.1 and acc["llm.001"] > acc["projector"] + 0.1
