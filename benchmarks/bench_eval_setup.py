@@ -7,8 +7,9 @@ building 45 tasks, lm-eval's environment record. A ``zero_shot`` build of 90 row
 counted); then ``g2m eval --model g2m-random`` runs on it twice in a child process each, as a user runs it, and the
 child's CPU seconds (user + system, its own children included) are printed: the first run reads the fresh build (the
 way each test meets its own build), the second finds ``datasets``' cache of it. Next to them, the CPU seconds of only
-importing what such a run imports (torch, transformers, ``datasets``, lm-eval's evaluator), the floor g2m cannot go
-under while lm-eval records torch's environment report with every result.
+importing what such a run imports (``datasets``, lm-eval's evaluator and tasks), the floor g2m cannot go under, and
+whether the run imported torch or transformers: a baseline or a server's client runs no model in its process, so it
+imports neither (lm-eval's torch seed waits for torch's import; ``harness_tasks/with_lm_eval/fixes.py``).
 
 The child counts the task filter's calls (``row_filters.select_cell``: lm-eval calls it five times per task) and the
 cells it actually selected (one per task once the selections are kept), and how many times ``datasets.load_dataset``
@@ -46,10 +47,11 @@ try:
 finally:
     kept = getattr(row_filters, "computed", None)  # absent where every call selects anew
     counts["cells selected"] = kept["cells"] if kept else counts["select_cell calls"]
+    counts["imported"] = sorted(m for m in ("torch", "transformers") if m in sys.modules) or "neither"
     print("COUNTS " + json.dumps(counts))
 sys.exit(code)
 """
-IMPORTS = "import torch, transformers, datasets, lm_eval.evaluator, lm_eval.tasks"
+IMPORTS = "import datasets, lm_eval.evaluator, lm_eval.tasks"
 
 
 
@@ -60,11 +62,11 @@ def main() -> None:
            "PYTHONPATH": str(REPO)}
     try:
         child(["-m", "g2m_cli", "build", "--out", str(tmp / "data"), "--configs", "zero_shot", "--scale", "0.02",
-               "--rows-per-shard", "60", "--quiet"], env)
+               "--quiet"], env)
         runs = []
         for i in range(2):
             cpu, out = child(["-c", CHILD, "eval", "--model", "g2m-random", "--data", str(tmp / "data"),
-                              "--output", str(tmp / f"run{i}"), "--no-resume", "--no-progress"], env)
+                              "--out", str(tmp / f"run{i}"), "--no-resume", "--quiet"], env)
             runs.append((cpu, json.loads(out.rsplit("COUNTS ", 1)[1])))
         floor, _ = child(["-c", IMPORTS], env)
         (first, counts), (second, _) = runs

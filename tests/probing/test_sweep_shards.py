@@ -138,8 +138,7 @@ def test_a_sweep_killed_mid_chunk_leaves_nothing_the_rerun_keeps_and_resumes_to_
     ended(child, "the signalled sweep")
     left = list(out.rglob("*.partial"))
     assert left == (partials if sig == signal.SIGKILL else [])  # SIGTERM cleans up; SIGKILL cannot
-    res = g2m("probe", "sweep", "--encoder", str(tiny_vlm), "--data", str(tiny_release), "--out", str(out), *FLAGS)
-    assert res.returncode == 0, res.stderr
+    run_sweep(_spec(tiny_vlm, tiny_release, out), progress=False)  # the rerun (the full-disk test's is a command)
     assert not list(out.rglob("*.partial")) and _points(out) == _points(clean)
 
 
