@@ -99,11 +99,16 @@ class HFMultimodalFinish(HFMultimodalLM):
                 hook.add_partial(attr, req, res)
 
         self.cache_hook = Hook()
-        gc.freeze()  # lm-eval collects garbage after every batch: only what the batch made, not the run's whole heap
+        # lm-eval collects garbage after every batch: only what the batch made, not the run's whole heap (a caller
+        # that froze objects itself keeps them frozen: only what this loop froze is thawed)
+        freezing = gc.get_freeze_count() == 0
+        if freezing:
+            gc.freeze()
         try:
             texts = super().generate_until(requests, disable_tqdm=disable_tqdm)
         finally:
-            gc.unfreeze()
+            if freezing:
+                gc.unfreeze()
             self.cache_hook = hook
         return [GenText(text, reason) for text, reason in zip(texts, reasons, strict=True)]
 
