@@ -80,23 +80,23 @@ def supersede(folder: Path, date: str, results: dict) -> str | None:
     the same command leaves one copy, never two for ``g2m report`` to choose between; returns what it did, in a line.
 
     An earlier run is covered when every task it logged is in this one with at least as many samples, and this one
-    has no failed request (a run with answers missing never replaces one). One that holds more (a full run beside a
-    ``--limit`` rerun) is kept and named. Its results file goes first, so a stop half-way leaves orphaned samples
-    files, which no reader takes for a run."""
+    has no failed request (a run with answers missing never replaces one). One that is not covered is kept and named
+    with the reason: this run's failed requests, samples it lacks (a full run beside a ``--limit`` rerun), or a results
+    file that cannot be read or does not count its samples. A covered run's results file goes first, so a stop
+    half-way leaves orphaned samples files, which no reader takes for a run."""
     block = results.get("g2m") or {}
     mine = block.get("samples") or {}
-    replaced, kept = [], []
+    failed = block.get("request_failed")
+    replaced, kept = [], {}
     for path in results_files(folder):
         other = results_date(path)
         if other == date:
             continue
-        try:
-            theirs = (read_json(path, MAX_RESULTS_BYTES, "results file").get("g2m") or {}).get("samples") or {}
-        except (Rejected, OSError, AttributeError):
-            theirs = None  # unreadable: it cannot be compared, so it is not removed
-        covered = isinstance(theirs, dict) and bool(theirs) and not block.get("request_failed") and all(
-            isinstance(n, int) and isinstance(mine.get(t), int) and mine[t] >= n for t, n in theirs.items())
-        (replaced if covered else kept).append((path, other))
+        why = _not_covered(path, mine, failed)
+        if why is None:
+            replaced.append((path, other))
+        else:
+            kept.setdefault(why, []).append(other)
     removed = 0
     for path, other in replaced:
         path.unlink()
@@ -104,16 +104,29 @@ def supersede(folder: Path, date: str, results: dict) -> str | None:
             samples.unlink()
             removed += 1
         removed += 1
-    if not replaced and not kept:
-        return None
     parts = []
     if replaced:
         parts.append(f"replaced the earlier run of {', '.join(d for _, d in replaced)} ({removed} files): this one "
                      "holds every sample it held")
-    if kept:
-        parts.append(f"kept the earlier run of {', '.join(d for _, d in kept)} beside it: it holds samples this one "
-                     "does not (g2m report reads the newest; --run DATE chooses)")
-    return "; ".join(parts)
+    parts += [f"kept the earlier run of {', '.join(dates)} beside it: {why} (g2m report reads the newest; --run DATE "
+              "chooses)" for why, dates in kept.items()]
+    return "; ".join(parts) or None
+
+
+def _not_covered(path: Path, mine: dict, failed) -> str | None:
+    """Why the earlier run whose results file is ``path`` must stay beside this one, or None when this one covers it."""
+    if failed:  # every driver records a count; any true value means answers are missing
+        n = failed if type(failed) is int else "some"
+        return f"this one has {n} failed request(s), so it cannot stand for it (rerun the same command to ask again)"
+    try:
+        theirs = (read_json(path, MAX_RESULTS_BYTES, "results file").get("g2m") or {}).get("samples")
+    except (Rejected, OSError, AttributeError):
+        return "its results file cannot be read, so it cannot be compared"
+    if not isinstance(theirs, dict) or not theirs:
+        return "its results file does not record how many samples it holds (g2m.samples), so it cannot be compared"
+    if not all(isinstance(n, int) and isinstance(mine.get(t), int) and mine[t] >= n for t, n in theirs.items()):
+        return "it holds samples this one does not"
+    return None
 
 
 def write_run(out: Path, model: str, harness: str, samples: list[HarnessSample], g2m_block: dict,
