@@ -161,6 +161,47 @@ def test_a_64x64_wrong_answer_is_marked_without_hiding_the_grid(viewer, browser)
     page.close()
 
 
+MARKS = """n => {  // per cell of the grid: how far the wrong-cell mark's colour is from the cell's (0: unmarked), and
+                   // the cell's colour
+    const cv = document.querySelector('canvas#grid'), ctx = cv.getContext('2d'), box = document.querySelector('#t-wrong');
+    const a = ctx.getImageData(0, 0, cv.width, cv.height).data;
+    box.click(); const b = ctx.getImageData(0, 0, cv.width, cv.height).data; box.click();
+    const e = g2mViewer.cellEdges('grid', n), out = [];
+    for (let r = 0; r < n; r++) {
+        for (let c = 0; c < n; c++) {
+            const m = 4 * (Math.floor((e[r] + e[r + 1]) / 2) * cv.width + Math.floor((e[c] + e[c + 1]) / 2));
+            let most = 0;  // over the pixels the mark changed: how far the mark's colour is from the cell's
+            for (let y = e[r]; y < e[r + 1]; y++) {
+                for (let x = e[c]; x < e[c + 1]; x++) {
+                    const k = 4 * (y * cv.width + x);
+                    if (a[k] === b[k] && a[k + 1] === b[k + 1] && a[k + 2] === b[k + 2]) { continue; }
+                    most = Math.max(most, 1e-9, Math.hypot(a[k] - b[m], a[k + 1] - b[m + 1], a[k + 2] - b[m + 2]));
+                }
+            }
+            out.push([r, c, most, [b[m], b[m + 1], b[m + 2]]]);
+        }
+    }
+    return out;
+}"""
+
+
+def test_a_wrong_cell_is_marked_in_a_colour_far_from_its_own_red_cells_too(viewer, browser):
+    """On a 64 x 64 answer every wrong cell, and no other, gets a mark that differs from the cell by a clear distance
+    in RGB (the palette's red, 205 78 78, lies 112 from the mark's red alone: its white edge shows it)."""
+    row = min((r for r in viewer["rows"] if r[2] == 64 and r[4] == "wrong cells"), key=lambda r: r[6])
+    page, problems = _open(browser, viewer["page"].as_uri() + "#" + row[0])
+    page.wait_for_selector(f"[data-drawn='{row[0]}']")
+    answer, grid = page.evaluate(PIXELS, ["answer", 64])["centre"], page.evaluate(PIXELS, ["grid", 64])["centre"]
+    cells = page.evaluate(MARKS, 64)
+    wrong = {(r, c) for r, c, *_ in cells if answer[r][c] != grid[r][c]}
+    assert {(r, c) for r, c, most, _ in cells if most > 0} == wrong  # marked exactly where the answer is wrong
+    red = [most for r, c, most, rgb in cells if (r, c) in wrong and rgb == [205, 78, 78]]
+    assert len(red) > 100, len(red)  # the hard case is there
+    assert min(most for r, c, most, _ in cells if (r, c) in wrong) >= 150
+    assert problems == []
+    page.close()
+
+
 def test_the_patch_grid_is_a_dark_and_a_light_line(viewer, browser):
     row = next(r for r in viewer["rows"] if r[2] == 3)
     page, problems = _open(browser, viewer["page"].as_uri() + "#" + row[0])

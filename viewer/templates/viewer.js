@@ -283,7 +283,8 @@
       s.appendChild(document.createTextNode(v + ' ' + NAMES[v]));
       box.appendChild(s);
     }
-    [['q', '"?": a value outside the palette'], ['miss', 'missing cell'], [corner ? 'wrong corner' : 'wrong', 'wrong cell (on the grid)']].forEach(function (x) {
+    [['q', '"?": a value outside the palette'], ['miss', 'missing cell'],
+     [corner ? 'wrong corner' : 'wrong', corner ? 'wrong cell (on the grid; white on a red cell)' : 'wrong cell (on the grid)']].forEach(function (x) {
       var s = el('span');
       s.appendChild(el('i', x[0]));
       s.appendChild(document.createTextNode(x[1]));

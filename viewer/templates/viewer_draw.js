@@ -100,25 +100,36 @@ function g2mDrawing(D, PALETTE, OUTLINE, $) {
   }
   // wrong cells: while cells are large (N <= FRAME_MAX_N, and room for it), a red frame with a white line inside
   // (seen on a red cell too); on a larger grid a small red corner (a triangle a third of the cell wide at most), so that
-  // a grid of mostly wrong cells still shows its colours
-  var FRAME_MAX_N = 16, WRONG = '#e00000';
+  // a grid of mostly wrong cells still shows its colours, white on a cell whose colour is near the mark's (the
+  // palette's red lies 112 from it in RGB: a red corner there hardly shows)
+  var FRAME_MAX_N = 16, WRONG = '#e00000', NEAR = 150;
+  function rgb(hex) { var v = parseInt(String(hex).slice(1), 16); return [v >> 16 & 255, v >> 8 & 255, v & 255]; }
+  var NEAR_MARK = PALETTE.map(function (hex) {
+    var a = rgb(hex), b = rgb(WRONG);
+    return Math.hypot(a[0] - b[0], a[1] - b[1], a[2] - b[2]) < NEAR;
+  });
   function wrongStyle(n, e) { return n <= FRAME_MAX_N && e[1] - e[0] >= 12 ? 'frame' : 'corner'; }
-  function markWrong(ctx, n, e, cmp, dpr) {
-    var style = wrongStyle(n, e), r, c;
-    ctx.fillStyle = WRONG;
-    if (style === 'corner') {
-      ctx.beginPath();
-      for (r = 0; r < n; r++) {
-        for (c = 0; c < n; c++) {
-          if (cmp.cells[r * n + c] === 0) { continue; }
-          var k = Math.max(2, Math.round(Math.min(e[c + 1] - e[c], e[r + 1] - e[r]) / 3) + 1);
-          ctx.moveTo(e[c], e[r]);
-          ctx.lineTo(e[c] + k, e[r]);
-          ctx.lineTo(e[c], e[r] + k);
-          ctx.closePath();
-        }
+  function corners(ctx, n, e, cmp, target, near) {  // the corners of the wrong cells whose colour is (not) near
+    ctx.beginPath();
+    for (var r = 0; r < n; r++) {
+      for (var c = 0; c < n; c++) {
+        if (cmp.cells[r * n + c] === 0 || !!NEAR_MARK[(target[r] || '').charCodeAt(c) - 48] !== near) { continue; }
+        var k = Math.max(2, Math.round(Math.min(e[c + 1] - e[c], e[r + 1] - e[r]) / 3) + 1);
+        ctx.moveTo(e[c], e[r]);
+        ctx.lineTo(e[c] + k, e[r]);
+        ctx.lineTo(e[c], e[r] + k);
+        ctx.closePath();
       }
-      ctx.fill();
+    }
+    ctx.fill();
+  }
+  function markWrong(ctx, n, e, cmp, target, dpr) {
+    var style = wrongStyle(n, e), r, c;
+    if (style === 'corner') {
+      ctx.fillStyle = WRONG;
+      corners(ctx, n, e, cmp, target, false);
+      ctx.fillStyle = '#ffffff';
+      corners(ctx, n, e, cmp, target, true);
       return;
     }
     for (r = 0; r < n; r++) {
@@ -173,7 +184,7 @@ function g2mDrawing(D, PALETTE, OUTLINE, $) {
       }
     }
     if (D.outline && D.outline[String(n)]) { outlines(ctx, n, e, w); }  // none: an image drawn without
-    if (cmp && $('t-wrong').checked) { markWrong(ctx, n, e, cmp, dpr); }
+    if (cmp && $('t-wrong').checked) { markWrong(ctx, n, e, cmp, target, dpr); }
     if ($('t-patch').checked) { patchLines(ctx, w); }
   }
   function drawAnswer(cv, n, parsed, cmp) {
