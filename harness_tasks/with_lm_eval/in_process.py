@@ -19,13 +19,15 @@ object identity: the loop passes each request's own context string through).
 Without torchvision, ``AutoProcessor`` cannot build a Qwen-VL or InternVL processor: it builds the video half too, and
 the video processors need torchvision (PyPI's build is a CUDA one, and beside a CPU torch it fails to import). G2M
 sends images only, so ``_create_tokenizer`` then builds the model's own processor class without its video half: the
-same image processor (``AutoImageProcessor``, as ``g2m probe`` loads it), tokenizer and chat template, and says so in
-one line.
+same image processor (``AutoImageProcessor``, as ``g2m probe`` loads it), tokenizer, chat template and the settings
+of its ``processor_config.json`` (InternVL's image tokens a tile, without which the prompt holds 256 a tile whatever
+the model makes), and says so in one line.
 """
 
 from __future__ import annotations
 
 import gc
+import inspect
 import sys
 from collections import defaultdict, deque
 
@@ -133,5 +135,10 @@ def image_only_processor(name: str, revision: str | None, trust_remote_code: boo
     images = transformers.AutoImageProcessor.from_pretrained(name, revision=revision,
                                                              trust_remote_code=trust_remote_code, **pixels)
     tok = transformers.AutoTokenizer.from_pretrained(name, revision=revision, trust_remote_code=trust_remote_code)
-    saved, _ = base.get_processor_dict(name, revision=revision)  # the processor's own chat template, where it has one
-    return ImagesOnly(images, tok, None, chat_template=saved.get("chat_template") or tok.chat_template)
+    saved, _ = base.get_processor_dict(name, revision=revision)  # the processor's own settings, as it would load them
+    # its settings (InternVL's ``image_seq_length``: image tokens per tile, 256 unless the checkpoint says otherwise),
+    # so the prompt holds as many image tokens as the model makes features; the parts are passed above
+    accepted = set(inspect.signature(base.__init__).parameters) - {"self", "image_processor", "tokenizer",
+                                                                    "video_processor", "chat_template"}
+    settings = {k: v for k, v in saved.items() if k in accepted}
+    return ImagesOnly(images, tok, None, chat_template=saved.get("chat_template") or tok.chat_template, **settings)

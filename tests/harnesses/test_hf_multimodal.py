@@ -10,7 +10,7 @@ import pytest
 
 from harness_tasks import score_answer
 from harness_tasks.evaluate import EvalSpec, run_eval
-from tests.support.tiny_models import make_tiny_idefics3, make_tiny_llava
+from tests.support.tiny_models import make_tiny_idefics3, make_tiny_internvl, make_tiny_llava
 
 pytestmark = pytest.mark.slow  # builds releases, runs harnesses or trains probes
 
@@ -104,28 +104,43 @@ def test_truncated_comes_from_the_tokens_in_process_as_from_a_servers_finish_rea
     assert "length" in finishes, finishes  # answers cut by the budget are among them
 
 
-def test_a_qwen_vl_runs_in_process_without_torchvision_and_answers_as_served(small_release, tmp_path, capfd):
-    """Qwen-VL's ``AutoProcessor`` needs torchvision (for its video half), which set-up leaves out: in-process, the
-    model's own processor class is built without it (``in_process.image_only_processor``). The same tiny Qwen3-VL
-    behind the stand-in server, whose image-token expansion is written apart (``vlm_server.QwenImagesOnly``), gives
-    the same tokens for the same prompt and pixels."""
-    import importlib.util
-
+def _qwen3_vl(path):
     from probing.tiny import make_tiny_qwen3_vl
 
+    return make_tiny_qwen3_vl(path, max_side=256)
+
+
+#: name, builder, the processor class built without torchvision, the image placeholder of the model's chat template
+WITHOUT_TORCHVISION = {
+    "qwen3-vl": (_qwen3_vl, "Qwen3VLProcessor", "<|vision_start|>"),
+    "internvl": (make_tiny_internvl, "InternVLProcessor", "<IMG_CONTEXT>"),  # 64 image tokens a tile, not its 256
+}
+
+
+@pytest.mark.parametrize(("builder", "processor", "placeholder"), WITHOUT_TORCHVISION.values(),
+                         ids=WITHOUT_TORCHVISION.keys())
+def test_a_vlm_whose_processor_needs_torchvision_runs_in_process_without_it_and_answers_as_served(
+        small_release, tmp_path, capfd, builder, processor, placeholder):
+    """Qwen-VL's and InternVL's ``AutoProcessor`` need torchvision (for the video half), which set-up leaves out:
+    in-process, the model's own processor class is built without it (``in_process.image_only_processor``), with
+    the checkpoint's processor settings (InternVL's ``image_seq_length``). The same tiny model behind the stand-in
+    server, whose image-token expansion is written apart (``vlm_server.QwenImagesOnly``, ``InternVLImagesOnly``),
+    gives the same tokens for the same prompt and pixels."""
+    import importlib.util
+
     assert importlib.util.find_spec("torchvision") is None, "set-up installs no torchvision: this path is its absence"
-    path = make_tiny_qwen3_vl(tmp_path / "qwen3vl", max_side=256)
+    path = builder(tmp_path / "vlm")
     tasks = ("g2m_n03_c3", "g2m_n04_c5")
-    local, served = _in_process_and_served(path, "tiny-qwen3-vl", tasks, small_release, tmp_path)
+    local, served = _in_process_and_served(path, f"tiny-{processor}", tasks, small_release, tmp_path)
     said = capfd.readouterr().err
-    assert "g2m: torchvision is not installed: Qwen3VLProcessor built without its video half" in said
+    assert f"g2m: torchvision is not installed: {processor} built without its video half" in said
     for task in tasks:
         mine, theirs = _samples(local, task), _samples(served, task)
         assert mine.keys() == theirs.keys() and len(mine) == 2
         for row_id, sample in mine.items():
             assert sample["resps"] == theirs[row_id]["resps"] and sample["resps"][0][0].strip()
             context = sample["arguments"]["gen_args_0"]["arg_0"]
-            assert context.count("<|vision_start|>") == 1, context  # the model's own chat template, one image
+            assert context.count(placeholder) == 1, context  # the model's own chat template, one image
 
 
 def test_a_budget_past_the_models_context_is_refused_in_one_line_not_a_cut_prompt(small_release, tmp_path):

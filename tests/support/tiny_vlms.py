@@ -66,6 +66,7 @@ vision_feature_select_strategy="default").pooler_output`` is (tiles, 64, 128): C
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from probing.tiny import TEXT, chat_template, qwen_image_processor, qwen_parts, train_tokenizer
@@ -238,7 +239,8 @@ def make_tiny_internvl(path) -> Path:
     """InternVLForConditionalGeneration (native HF format, as OpenGVLab/InternVL3-*-hf): InternViT-like vision
     (224 px tiles, patch 14 -> CLS + 16x16 patches), pixel shuffle 0.5 -> 8x8 = 64 tokens per tile, MLP
     projector, Qwen2 text. Saves model, tokenizer and ``GotOcr2ImageProcessor`` (``crop_to_patches`` as the
-    InternVL processor passes it: a 512x512 image -> 2x2 tiles of 224 + 1 thumbnail = 5 tiles)."""
+    InternVL processor passes it: a 512x512 image -> 2x2 tiles of 224 + 1 thumbnail = 5 tiles) and the processor's
+    ``processor_config.json`` (``image_seq_length`` 64)."""
     from transformers import (
         GotOcr2ImageProcessorPil,
         InternVLConfig,
@@ -264,4 +266,9 @@ def make_tiny_internvl(path) -> Path:
     _gen_config(model, tok)
     image_processor = GotOcr2ImageProcessorPil(size={"height": 224, "width": 224}, crop_to_patches=True,
                                                min_patches=1, max_patches=4)
-    return _save(path, model, tok, image_processor)
+    path = _save(path, model, tok, image_processor)
+    # what the -hf checkpoints ship beside it (written by hand: InternVLProcessor cannot be built without its video
+    # processor, which needs torchvision): the image tokens per tile, 64 here where the processor's default is 256
+    (path / "processor_config.json").write_text(json.dumps({"image_seq_length": 64,
+                                                            "processor_class": "InternVLProcessor"}, indent=2) + "\n")
+    return path

@@ -221,8 +221,10 @@ class TransformersVLM(FakeVLM):
         super().__init__(model or str(path), **{"root": str(path), **config})
         try:
             self.processor = AutoProcessor.from_pretrained(path)
-        except ImportError:  # Qwen's processor brings a video processor that needs torchvision; images need none
-            self.processor = QwenImagesOnly(path)
+        except (ImportError, ValueError):  # Qwen's and InternVL's processors bring a video processor that needs
+            # torchvision (InternVL's says so with a ValueError); images need none
+            kind = json.loads((Path(path) / "config.json").read_text())["model_type"]
+            self.processor = (InternVLImagesOnly if kind == "internvl" else QwenImagesOnly)(path)
         self.vlm = AutoModelForImageTextToText.from_pretrained(path, dtype=torch.float32).eval()
         eos = self.vlm.generation_config.eos_token_id
         self.eos = set(eos if isinstance(eos, list) else [eos]) | {self.processor.tokenizer.eos_token_id}
@@ -287,6 +289,25 @@ class QwenImagesOnly:
 
     def decode(self, ids, skip_special_tokens=True):
         return self.tokenizer.decode(ids, skip_special_tokens=skip_special_tokens)
+
+
+class InternVLImagesOnly(QwenImagesOnly):
+    """An InternVL processor for images alone, written from its checkpoint's files: each ``<IMG_CONTEXT>`` of the
+    prompt becomes ``<img>``, ``image_seq_length`` (processor_config.json) context tokens per tile of the image,
+    ``</img>``."""
+
+    def __init__(self, path) -> None:
+        super().__init__(path)
+        self.per_tile = int(json.loads((Path(path) / "processor_config.json").read_text())["image_seq_length"])
+
+    def __call__(self, images=None, text=(), return_tensors="pt"):
+        out = dict(self.images(images=images, return_tensors=return_tensors)) if images else {}
+        texts = list(text)
+        for tiles in out.pop("num_patches", []):
+            texts = [t.replace("<IMG_CONTEXT>", "<img>" + "<PLACEHOLDER>" * (self.per_tile * int(tiles)) + "</img>", 1)
+                     for t in texts]
+        texts = [t.replace("<PLACEHOLDER>", "<IMG_CONTEXT>") for t in texts]
+        return {**out, **self.tokenizer(texts, return_tensors=return_tensors, add_special_tokens=False)}
 
 
 def serve(state: FakeVLM, port: int = 0) -> ThreadingHTTPServer:

@@ -163,7 +163,8 @@ def test_a_64x64_wrong_answer_is_marked_without_hiding_the_grid(viewer, browser)
 
 MARKS = """n => {  // per cell of the grid: how far the wrong-cell mark's colour is from the cell's (0: unmarked), and
                    // the cell's colour
-    const cv = document.querySelector('canvas#grid'), ctx = cv.getContext('2d'), box = document.querySelector('#t-wrong');
+    const cv = document.querySelector('canvas#grid'), ctx = cv.getContext('2d');
+    const box = document.querySelector('#t-wrong');
     const a = ctx.getImageData(0, 0, cv.width, cv.height).data;
     box.click(); const b = ctx.getImageData(0, 0, cv.width, cv.height).data; box.click();
     const e = g2mViewer.cellEdges('grid', n), out = [];
