@@ -117,7 +117,7 @@ def _not_covered(path: Path, mine: dict, failed) -> str | None:
     """Why the earlier run whose results file is ``path`` must stay beside this one, or None when this one covers it."""
     if failed:  # every driver records a count; any true value means answers are missing
         n = failed if type(failed) is int else "some"
-        return f"this one has {n} failed request(s), so it cannot stand for it (rerun the same command to ask again)"
+        return f"this one has {n} failed request(s), so it cannot stand for it"
     try:
         theirs = (read_json(path, MAX_RESULTS_BYTES, "results file").get("g2m") or {}).get("samples")
     except (Rejected, OSError, AttributeError):

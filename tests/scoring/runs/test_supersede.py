@@ -41,7 +41,7 @@ CASES = {
                                                      "replaced the earlier run of {d} (3 files)"),
     "a rerun with failed requests": (lambda f, d: _save(f, d, FULL), FULL, 1, True,
                                      "kept the earlier run of {d} beside it: this one has 1 failed request(s), so it "
-                                     "cannot stand for it (rerun the same command to ask again)"),
+                                     "cannot stand for it (g2m report reads the newest; --run DATE chooses)"),
     "a --limit rerun": (lambda f, d: _save(f, d, FULL), {"g2m_n03_c3": 1, "g2m_n04_c3": 2}, 0, True,
                         "kept the earlier run of {d} beside it: it holds samples this one does not"),
     "a rerun of fewer tasks": (lambda f, d: _save(f, d, FULL), {"g2m_n03_c3": 2}, 0, True,
