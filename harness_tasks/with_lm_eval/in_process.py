@@ -135,9 +135,10 @@ def image_only_processor(name: str, revision: str | None, trust_remote_code: boo
     images = transformers.AutoImageProcessor.from_pretrained(name, revision=revision,
                                                              trust_remote_code=trust_remote_code, **pixels)
     tok = transformers.AutoTokenizer.from_pretrained(name, revision=revision, trust_remote_code=trust_remote_code)
-    saved, _ = base.get_processor_dict(name, revision=revision)  # the processor's own settings, as it would load them
-    # its settings (InternVL's ``image_seq_length``: image tokens per tile, 256 unless the checkpoint says otherwise),
-    # so the prompt holds as many image tokens as the model makes features; the parts are passed above
+    # the processor's own settings, as AutoProcessor would pass them (InternVL's ``image_seq_length``: image tokens a
+    # tile, 256 unless the checkpoint says otherwise), so the prompt holds as many image tokens as the model makes
+    # features; the parts themselves are built above
+    saved, _ = base.get_processor_dict(name, revision=revision)
     accepted = set(inspect.signature(base.__init__).parameters) - {"self", "image_processor", "tokenizer",
                                                                     "video_processor", "chat_template"}
     settings = {k: v for k, v in saved.items() if k in accepted}
